@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Creates .venv (if missing) and installs the project with every extra, from the package registries only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e ".[all,dev]"
