@@ -1,3 +1,26 @@
 """airflow-sbcrawl: acquire the datasets a statistics website publishes, without crawling all of it."""
 
 __version__ = "0.1.0"
+
+
+def get_provider_info() -> dict:
+    """Provider metadata read by Airflow through the ``apache_airflow_provider`` entry point."""
+    return {
+        "package-name": "airflow-sbcrawl",
+        "name": "SB Crawl",
+        "description": "Budgeted crawls of statistics websites for datasets (SB-CLASSIFIER), to S3 and Iceberg.",
+        "versions": [__version__],
+        "operators": [
+            {
+                "integration-name": "SB Crawl",
+                "python-modules": ["airflow_sbcrawl.operators.crawl", "airflow_sbcrawl.operators.tables"],
+            }
+        ],
+        "integrations": [
+            {
+                "integration-name": "SB Crawl",
+                "external-doc-url": "https://pypi.org/project/airflow-sbcrawl/",
+                "tags": ["software"],
+            }
+        ],
+    }
