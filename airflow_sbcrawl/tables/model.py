@@ -68,7 +68,8 @@ class DetectedTable:
 
     @property
     def cell_range(self) -> str:
-        return f"{column_letter(self.first_col)}{self.first_row + 1}:{column_letter(self.last_col)}{self.last_row + 1}"
+        first = f"{column_letter(self.first_col)}{self.first_row + 1}"
+        return f"{first}:{column_letter(self.last_col)}{self.last_row + 1}"
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -1,0 +1,96 @@
+"""CSV/TSV: encoding and dialect found on a bounded sample, so a 1 GB file costs one pass."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+
+from .base import DEFAULT_LIMITS, Limits, ReadResult, Sheet, trim
+
+_DELIMITERS = (",", ";", "\t", "|")
+
+
+def decode(data: bytes, sample_size: int = 64 * 1024) -> tuple[str, str]:
+    """Bytes to text: BOM, then strict UTF-8, then a detector on the sample, then cp1252/latin-1.
+
+    latin-1 maps every byte, so decoding never fails; the worst case is a few wrong accented letters.
+    """
+    for bom, enc in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if data.startswith(bom):
+            return data.decode(enc, errors="replace"), enc
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    candidates = []
+    try:
+        from charset_normalizer import from_bytes
+
+        best = from_bytes(data[:sample_size]).best()
+        if best is not None and best.encoding:
+            candidates.append(best.encoding)
+    except ImportError:  # optional: the fallbacks below are good enough for western offices
+        pass
+    candidates += ["cp1252", "latin-1"]
+    for enc in candidates:
+        try:
+            return data.decode(enc), enc
+        except (UnicodeDecodeError, LookupError):
+            continue
+    return data.decode("latin-1"), "latin-1"  # pragma: no cover - latin-1 cannot fail
+
+
+def sniff_delimiter(sample: str, hint: str | None = None) -> str:
+    """The delimiter that splits the sample's lines into the most consistent number of fields.
+
+    csv.Sniffer guesses badly on statistics files (titles and notes above and below the table), so we
+    score each candidate by how many lines share its most common field count, weighted by that count.
+    """
+    lines = [ln for ln in sample.splitlines()[:200] if ln.strip()]
+    if len(lines) > 1 and not sample.endswith("\n"):
+        lines = lines[:-1]  # probably cut by the sample boundary
+    if not lines:
+        return hint or ","
+    best, best_score = hint or ",", 0.0
+    for delim in _DELIMITERS:
+        counts: dict[int, int] = {}
+        try:
+            for row in csv.reader(lines, delimiter=delim):
+                counts[len(row)] = counts.get(len(row), 0) + 1
+        except csv.Error:
+            continue
+        fields, lines_with = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
+        if fields < 2:
+            continue
+        score = lines_with * (1 + min(fields, 20) / 20)
+        if delim == hint:
+            score *= 1.5
+        if score > best_score:
+            best, best_score = delim, score
+    return best
+
+
+def read_delimited(
+    data: bytes, name: str = "", *, limits: Limits = DEFAULT_LIMITS, tsv: bool = False
+) -> ReadResult:
+    text, _encoding = decode(data, limits.sniff_bytes)
+    delim = sniff_delimiter(text[: limits.sniff_bytes], "\t" if tsv else None)
+    rows: list[list[str]] = []
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim, quotechar='"')
+    try:
+        for row in reader:
+            rows.append([c.strip() for c in row])
+            if len(rows) >= limits.max_rows:
+                break
+    except csv.Error:
+        # A stray quote or NUL byte: keep the rows read so far rather than nothing
+        pass
+    fmt = "tsv" if delim == "\t" else "csv"
+    return ReadResult(
+        sheets=[Sheet(name=name, rows=trim(rows, limits.max_rows, limits.max_cols), format=fmt)]
+    )

@@ -1,0 +1,161 @@
+"""Reading the numbers of statistics tables: separators, signs, footnote marks and missing-value markers.
+
+Statistics offices write the same number many ways ("1,234.5", "1.234,5", "1 234,5", "(12)" for -12,
+"45\\2" with a footnote mark) and mark absent values with a zoo of symbols. Markers are kept with a status
+so that the lake can tell "not published" from "zero" from "suppressed", instead of dropping the cell.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# Conventions differ between offices (a bare "x" is "suppressed" at ONS and Statistics Canada but "not
+# applicable" at Destatis); we follow the most common reading and always keep the raw text next to it.
+MISSING_MARKERS: dict[str, str] = {
+    "..": "missing",
+    "...": "missing",
+    "…": "missing",
+    ":": "missing",
+    "-": "missing",
+    "–": "missing",
+    "—": "missing",
+    "n/a": "not_applicable",
+    "na": "missing",
+    "n.a.": "missing",
+    "(na)": "missing",
+    "(x)": "not_applicable",
+    "(z)": "missing",  # US Census: "rounds to zero"; the value is not published, so not a number here
+    "(d)": "confidential",  # withheld to avoid disclosure
+    "(s)": "confidential",  # suppressed, does not meet publication standards
+    "x": "confidential",
+    "*": "confidential",
+    "c": "confidential",
+    "np": "confidential",  # ABS "not published"
+    "nan": "missing",
+    "null": "missing",
+    "none": "missing",
+}
+
+_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " "})
+# A trailing footnote mark: SAUS-style "\1", bracketed "[2]", superscripts, or a flag letter such as
+# Eurostat's "p" (provisional), "e" (estimated), "r" (revised), "b" (break in series).
+_FOOTNOTE_TAIL = re.compile(
+    r"(?:\s*\\\d+|\s*\[[^\]]{1,4}\]|[\u00b9\u00b2\u00b3\u2070-\u2079]+|\s*\*+|\s+[a-zA-Z]{1,2}|(?<=\d)[a-z])$"
+)
+_FOOTNOTE_HEAD = re.compile(r"^(?:\\\d+\s*|\[[^\]]{1,4}\]\s*)")
+_NUMBER = re.compile(r"^[+-]?(?:\d[\d ',.]*)?(?:\d|[.,]\d+)(?:[eE][+-]?\d+)?$")
+_UNITS = re.compile(r"^[$€£¥]\s*|\s*(?:%|‰|[$€£¥])$")
+_GROUPED_COMMA = re.compile(r"^\d{1,3}(?:,\d{3})+$")
+_GROUPED_DOT = re.compile(r"^\d{1,3}(?:\.\d{3})+$")
+
+
+@dataclass(frozen=True)
+class ParsedValue:
+    value: float | None
+    status: str  # one of model.VALUE_STATUSES
+
+
+_EMPTY = ParsedValue(None, "missing")
+
+
+def marker_status(text: str) -> str | None:
+    """The status of a missing-value marker, or None when the text is not one."""
+    return MISSING_MARKERS.get(text.strip().lower())
+
+
+def _strip_footnotes(text: str) -> str:
+    for _ in range(3):  # "12.5 p \1" carries two marks
+        new = _FOOTNOTE_TAIL.sub("", text).strip()
+        new = _FOOTNOTE_HEAD.sub("", new).strip()
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def _to_float(body: str, decimal: str | None) -> float | None:
+    body = body.replace(" ", "").replace("'", "")
+    if not body:
+        return None
+    has_comma, has_dot = "," in body, "." in body
+    if has_comma and has_dot:
+        # The separator that comes last is the decimal one: "1,234.5" and "1.234,5".
+        if body.rfind(",") > body.rfind("."):
+            body = body.replace(".", "").replace(",", ".")
+        else:
+            body = body.replace(",", "")
+    elif has_comma:
+        if decimal == "," or (decimal is None and not _GROUPED_COMMA.match(body.lstrip("+-"))):
+            if body.count(",") > 1:
+                return None
+            body = body.replace(",", ".")
+        else:
+            body = body.replace(",", "")
+    elif has_dot and body.count(".") > 1:
+        if not _GROUPED_DOT.match(body.lstrip("+-")):
+            return None
+        body = body.replace(".", "")
+    elif has_dot and decimal == "," and _GROUPED_DOT.match(body.lstrip("+-")):
+        body = body.replace(".", "")
+    try:
+        return float(body)
+    except ValueError:
+        return None
+
+
+def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
+    """Parse one cell. ``decimal`` is the sheet's decimal separator when known ("," or "."), else guessed.
+
+    Returns status "ok" with a float, a marker status with None, or "text" when the cell is a word.
+    """
+    raw = text.translate(_SPACES).strip()
+    if not raw:
+        return _EMPTY
+    status = marker_status(raw)
+    if status is not None:
+        return ParsedValue(None, status)
+    body = _strip_footnotes(raw)
+    status = marker_status(body)
+    if status is not None:
+        return ParsedValue(None, status)
+    negative = False
+    if body.startswith("(") and body.endswith(")"):
+        negative, body = True, body[1:-1].strip()
+    body = body.replace("−", "-").replace("–", "-")
+    body = _UNITS.sub("", body).strip()
+    if not body or not _NUMBER.match(body):
+        return ParsedValue(None, "text")
+    value = _to_float(body, decimal)
+    if value is None:
+        return ParsedValue(None, "text")
+    return ParsedValue(-value if negative else value, "ok")
+
+
+def is_number(text: str, decimal: str | None = None) -> bool:
+    return parse_value(text, decimal).status == "ok"
+
+
+_DECIMAL_COMMA_HINT = re.compile(r"^[+-]?\d+,\d{1,2}$|^[+-]?\d+,\d{4,}$|^\d{1,3}(?:\.\d{3})+,\d+$")
+_DECIMAL_DOT_HINT = re.compile(r"^[+-]?\d+\.\d{1,2}$|^[+-]?\d+\.\d{4,}$|^\d{1,3}(?:,\d{3})+\.\d+$")
+
+
+def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
+    """Vote for the decimal separator of a sheet from cells that can only be read one way.
+
+    "3,25" or "1.234,5" cannot be a grouped integer, so it is a vote for the comma; "3.25" for the dot.
+    "1,234" alone proves nothing and casts no vote.
+    """
+    comma = dot = 0
+    for i, cell in enumerate(cells):
+        if i >= limit:
+            break
+        c = cell.strip().replace(" ", "")
+        if _DECIMAL_COMMA_HINT.match(c):
+            comma += 1
+        elif _DECIMAL_DOT_HINT.match(c):
+            dot += 1
+    if comma == dot == 0:
+        return None
+    return "," if comma > dot else "."
