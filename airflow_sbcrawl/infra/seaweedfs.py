@@ -40,6 +40,7 @@ _MAX_SOCKET_PATH = 100
 # weed's embedded maintenance worker dials the admin gRPC port at admin.port + 10000 whatever
 # -admin.port.grpc says, so the admin port must leave room for that and both must be free.
 _GRPC_OFFSET = 10000
+_EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 
 class SeaweedFSError(RuntimeError):
@@ -399,9 +400,19 @@ class SeaweedFS:
         return True
 
     def _catalog_ready(self) -> bool:
-        url = f"{self.catalog_uri}/v1/config?warehouse={urllib.parse.quote(self.table_bucket)}"
+        # The catalog port answers before the table bucket exists (weed creates it after the admin server
+        # is up), so ask for the warehouse's namespaces, signed like pyiceberg does: 200 means usable.
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+
+        url = f"{self.catalog_uri}/v1/{urllib.parse.quote(self.table_bucket)}/namespaces"
+        aws_request = AWSRequest(method="GET", url=url, headers={"x-amz-content-sha256": _EMPTY_SHA256})
+        credentials = Credentials(self.access_key, self.secret_key)
+        SigV4Auth(credentials, "s3tables", self.region).add_auth(aws_request)
+        request = urllib.request.Request(url, headers=dict(aws_request.headers.items()))
         try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
+            with urllib.request.urlopen(request, timeout=2) as resp:
                 return resp.status == 200
         except (urllib.error.URLError, OSError):
             return False
@@ -416,7 +427,7 @@ class SeaweedFS:
     def _tail_msg(self) -> str:
         return f"Last lines of {self.log_path}:\n{self.log_tail()}"
 
-    def stop(self, timeout: float = 20.0) -> None:
+    def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM the process group, SIGKILL it if it is still there after ``timeout`` seconds."""
         proc, self._proc = self._proc, None
         if proc is not None:
