@@ -7,4 +7,5 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[all,dev]"
+# compat mode: a plain path entry, robust to packages added after the install
+.venv/bin/python -m pip install --quiet -e ".[all,dev]" --config-settings editable_mode=compat

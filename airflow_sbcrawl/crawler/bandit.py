@@ -1,0 +1,56 @@
+"""AUER sleeping bandit over actions (§3.2), vectorised: one numpy expression scores every action."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class SleepingBandit:
+    """Score of action a at step t: awake(a) * (R_a + alpha * sqrt(log t / (N_a + eps))).
+
+    ``awake`` is supplied by the caller (actions with unvisited links). Among equal scores the choice is
+    random, so that the many never-tried actions of a fresh crawl are not explored in creation order."""
+
+    def __init__(self, alpha: float, epsilon: float = 1e-6) -> None:
+        self.alpha = alpha
+        self.epsilon = epsilon
+        self.counts = np.zeros(0, dtype=np.float64)  # N_t(a): times a was selected
+        self.means = np.zeros(0, dtype=np.float64)  # R_a: mean reward of a
+        self.steps = 0  # t
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def grow(self, n_actions: int) -> None:
+        if n_actions > len(self.counts):
+            extra = n_actions - len(self.counts)
+            self.counts = np.concatenate([self.counts, np.zeros(extra)])
+            self.means = np.concatenate([self.means, np.zeros(extra)])
+
+    def scores(self, awake: np.ndarray) -> np.ndarray:
+        t = max(self.steps, 1)
+        n = len(awake)
+        bonus = self.alpha * np.sqrt(np.log(t) / (self.counts[:n] + self.epsilon))
+        return np.where(awake, self.means[:n] + bonus, -np.inf)
+
+    def select(self, awake: np.ndarray, rng: np.random.Generator) -> int:
+        """Pick an awake action and count the pull; ``awake`` must have at least one True."""
+        scores = self.scores(awake)
+        best = np.flatnonzero(scores == scores.max())
+        action = int(best[0] if len(best) == 1 else rng.choice(best))
+        self.steps += 1
+        self.counts[action] += 1
+        return action
+
+    def reward(self, action: int, value: float) -> None:
+        """Incremental mean update of Algorithm 4's last line."""
+        n = max(self.counts[action], 1.0)
+        self.means[action] += (value - self.means[action]) / n
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"bandit_counts": self.counts.copy(), "bandit_means": self.means.copy()}
+
+    def restore(self, counts: np.ndarray, means: np.ndarray, steps: int) -> None:
+        self.counts = counts.astype(np.float64)
+        self.means = means.astype(np.float64)
+        self.steps = steps

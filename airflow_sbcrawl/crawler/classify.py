@@ -1,0 +1,160 @@
+"""Online URL classifier (§3.3, Algorithm 2): HTML page or target, from the URL's character 2-grams.
+
+The model is a logistic regression trained by SGD on mini-batches, written in numpy rather than taken from
+scikit-learn so that its whole state is two arrays and a step counter: it is saved in checkpoints as plain
+numbers and read back without unpickling anything. Its API follows scikit-learn's estimators."""
+
+from __future__ import annotations
+
+import numpy as np
+
+HTML, TARGET = 0, 1
+LABEL_NAMES = ("HTML", "Target")
+
+_FIRST, _LAST = 32, 126  # printable ASCII; everything else shares one code
+_ALPHABET = _LAST - _FIRST + 2
+N_FEATURES = _ALPHABET * _ALPHABET
+
+
+def _codes(url: str) -> np.ndarray:
+    raw = np.frombuffer(url.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    inside = (raw >= _FIRST) & (raw <= _LAST)
+    return np.where(inside, raw - _FIRST, _ALPHABET - 1)
+
+
+def url_features(urls: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Character 2-gram counts of each URL, L2-normalised, as CSR parts (indptr, indices, values)."""
+    indptr = [0]
+    indices: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    for url in urls:
+        c = _codes(url)
+        grams = c[:-1] * _ALPHABET + c[1:]
+        uniq, counts = np.unique(grams, return_counts=True)
+        weights = counts / np.sqrt((counts.astype(np.float64) ** 2).sum() or 1.0)
+        indices.append(uniq)
+        values.append(weights)
+        indptr.append(indptr[-1] + len(uniq))
+    if not urls:
+        return np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    return np.array(indptr), np.concatenate(indices), np.concatenate(values)
+
+
+class OnlineLogisticRegression:
+    """Binary logistic regression fitted by SGD with an L2 penalty and a 1/sqrt(t) step size."""
+
+    def __init__(self, n_features: int = N_FEATURES, alpha: float = 1e-4, eta0: float = 0.5,
+                 epochs: int = 5, seed: int = 0) -> None:
+        self.alpha = alpha
+        self.eta0 = eta0
+        self.epochs = epochs
+        self.coef_ = np.zeros(n_features)
+        self.intercept_ = 0.0
+        self.t_ = 0
+        self._rng = np.random.default_rng(seed)
+
+    def decision_function(self, urls: list[str]) -> np.ndarray:
+        indptr, indices, values = url_features(urls)
+        contrib = self.coef_[indices] * values
+        sums = np.add.reduceat(contrib, indptr[:-1]) if len(indices) else np.zeros(len(urls))
+        empty = indptr[1:] == indptr[:-1]  # reduceat repeats a value for empty rows
+        sums[empty] = 0.0
+        return sums + self.intercept_
+
+    def predict_proba(self, urls: list[str]) -> np.ndarray:
+        p = 1.0 / (1.0 + np.exp(-np.clip(self.decision_function(urls), -30, 30)))
+        return np.column_stack([1 - p, p])
+
+    def predict(self, urls: list[str]) -> np.ndarray:
+        return (self.decision_function(urls) > 0).astype(np.int8)
+
+    def partial_fit(self, urls: list[str], labels: list[int]) -> OnlineLogisticRegression:
+        indptr, indices, values = url_features(urls)
+        y = np.asarray(labels, dtype=np.float64)
+        for _ in range(self.epochs):
+            for i in self._rng.permutation(len(urls)):
+                lo, hi = indptr[i], indptr[i + 1]
+                idx, val = indices[lo:hi], values[lo:hi]
+                margin = float(self.coef_[idx] @ val) + self.intercept_
+                p = 1.0 / (1.0 + np.exp(-max(min(margin, 30.0), -30.0)))
+                self.t_ += 1
+                eta = self.eta0 / np.sqrt(self.t_)
+                grad = p - y[i]
+                if self.alpha:
+                    self.coef_[idx] *= 1.0 - eta * self.alpha
+                self.coef_[idx] -= eta * grad * val
+                self.intercept_ -= eta * grad
+        return self
+
+
+class UrlClassifier:
+    """Algorithm 2: the first ``batch_size`` labels come from HEAD requests; afterwards the model predicts,
+    and every GET outcome is a free label, trained on in batches of ``batch_size``."""
+
+    def __init__(self, batch_size: int = 10, seed: int = 0) -> None:
+        self.batch_size = batch_size
+        self.model = OnlineLogisticRegression(seed=seed)
+        self.initial_phase = True
+        self._batch_urls: list[str] = []
+        self._batch_labels: list[int] = []
+
+    @property
+    def needs_head(self) -> bool:
+        return self.initial_phase
+
+    def observe(self, url: str, label: int) -> None:
+        self._batch_urls.append(url)
+        self._batch_labels.append(label)
+        if len(self._batch_urls) >= self.batch_size:
+            self.model.partial_fit(self._batch_urls, self._batch_labels)
+            self._batch_urls, self._batch_labels = [], []
+            self.initial_phase = False
+
+    def predict(self, urls: list[str]) -> np.ndarray:
+        return self.model.predict(urls)
+
+    def state(self) -> dict:
+        return {
+            "initial_phase": self.initial_phase,
+            "t": self.model.t_,
+            "intercept": self.model.intercept_,
+            "batch_urls": self._batch_urls,
+            "batch_labels": self._batch_labels,
+            "rng": self.model._rng.bit_generator.state,
+        }
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"classifier_coef": self.model.coef_.copy()}
+
+    def restore(self, state: dict, coef: np.ndarray) -> None:
+        self.initial_phase = bool(state["initial_phase"])
+        self.model.t_ = int(state["t"])
+        self.model.intercept_ = float(state["intercept"])
+        self.model.coef_ = coef.astype(np.float64)
+        self._batch_urls = list(state["batch_urls"])
+        self._batch_labels = [int(x) for x in state["batch_labels"]]
+        self.model._rng.bit_generator.state = state["rng"]
+
+
+class OracleClassifier:
+    """SB-ORACLE: the URL classifier replaced by the truth (known in the simulator)."""
+
+    needs_head = False
+
+    def __init__(self, is_target) -> None:  # is_target: Callable[[str], bool]
+        self._is_target = is_target
+
+    def observe(self, url: str, label: int) -> None:
+        pass
+
+    def predict(self, urls: list[str]) -> np.ndarray:
+        return np.array([TARGET if self._is_target(u) else HTML for u in urls], dtype=np.int8)
+
+    def state(self) -> dict:
+        return {}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def restore(self, state: dict, coef: np.ndarray | None) -> None:
+        pass

@@ -1,0 +1,131 @@
+"""Every knob of a crawl in one dataclass, with the paper's defaults (§4.5, §4.8, appendix A.2/B.3)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_sbcrawl import __version__
+from airflow_sbcrawl.crawler.mimes import BLOCKED_EXTENSIONS, BLOCKED_MIME_PREFIXES, TARGET_MIME_TYPES
+from airflow_sbcrawl.crawler.urls import InvalidURL, normalize
+
+DEFAULT_USER_AGENT = f"airflow-sbcrawl/{__version__} (+https://pypi.org/project/airflow-sbcrawl/)"
+
+POLICIES = ("sb-classifier", "sb-oracle", "bfs", "dfs", "random")
+
+
+class ConfigError(ValueError):
+    """A crawl setting that cannot work; the message names the setting and the accepted values."""
+
+
+@dataclass
+class CrawlConfig:
+    start_url: str
+    # Budget: requests counts GET and HEAD alike (robots.txt and retries included); bytes are body bytes
+    # as received on the wire. Neither is ever overshot.
+    max_requests: int = 10_000
+    max_bytes: int = 50 * 1024**3
+    policy: str = "sb-classifier"
+    seed: int = 0
+
+    # Tag paths and actions (§3.2): n-grams, projection to 2**m dims with hash parameters w and prime.
+    ngram: int = 2
+    dim_log2: int = 12
+    hash_width: int = 15
+    hash_prime: int = 766_245_317
+    theta: float = 0.75
+    # Sleeping bandit (§3.2).
+    alpha: float = 2 * math.sqrt(2)
+    bandit_epsilon: float = 1e-6
+    # Online URL classifier (§3.3): batch size b, first batch labelled by HEAD requests.
+    batch_size: int = 10
+
+    # Early stopping (§4.8): every v pages, EMA (decay gamma) of the target slope below epsilon kappa times.
+    early_stopping: bool = True
+    es_window: int = 1000
+    es_epsilon: float = 0.2
+    es_decay: float = 0.05
+    es_patience: int = 15
+
+    target_mime_types: tuple[str, ...] = TARGET_MIME_TYPES
+    blocked_mime_prefixes: tuple[str, ...] = BLOCKED_MIME_PREFIXES
+    blocked_extensions: frozenset[str] = field(default=BLOCKED_EXTENSIONS)
+    max_page_bytes: int = 10 * 1024**2
+    max_target_bytes: int = 2 * 1024**3
+    max_redirects: int = 10
+
+    # Politeness and HTTP.
+    respect_robots: bool = True
+    delay: float = 1.0
+    user_agent: str = DEFAULT_USER_AGENT
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    response_timeout: float = 300.0  # whole body, so a slow-drip server cannot hold the crawl forever
+    retries: int = 3
+    backoff: float = 1.0
+    max_retry_after: float = 120.0
+
+    # Checkpoints: every so many pages and every so many seconds, whichever comes first.
+    checkpoint_every_pages: int = 200
+    checkpoint_every_seconds: float = 60.0
+
+    def __post_init__(self) -> None:
+        self.target_mime_types = tuple(m.lower() for m in self.target_mime_types)
+        self.blocked_mime_prefixes = tuple(m.lower() for m in self.blocked_mime_prefixes)
+        self.blocked_extensions = frozenset(e.lower().lstrip(".") for e in self.blocked_extensions)
+        self.validate()
+
+    def validate(self) -> None:
+        try:
+            self.start_url = normalize(self.start_url)
+        except InvalidURL as exc:
+            raise ConfigError(f"start_url: {exc}") from exc
+        positive_ints = ("max_requests", "max_bytes", "max_page_bytes", "max_target_bytes", "batch_size",
+                         "es_window", "es_patience", "checkpoint_every_pages", "ngram")
+        for name in positive_ints:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
+        for name in ("delay", "backoff", "retries", "max_redirects", "alpha", "bandit_epsilon"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        for name in ("connect_timeout", "read_timeout", "response_timeout", "checkpoint_every_seconds"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        if not 0.0 <= self.theta <= 1.0:
+            raise ConfigError(f"theta must be within [0, 1], got {self.theta!r}")
+        if not 0 < self.dim_log2 < self.hash_width <= 62:
+            raise ConfigError(f"need 0 < dim_log2 < hash_width <= 62, got {self.dim_log2}, {self.hash_width}")
+        if self.policy not in POLICIES:
+            raise ConfigError(f"policy must be one of {', '.join(POLICIES)}; got {self.policy!r}")
+        if not self.target_mime_types:
+            raise ConfigError("target_mime_types is empty: the crawl would have nothing to retrieve")
+        for mime in self.target_mime_types:
+            if "/" not in mime:
+                raise ConfigError(f"target_mime_types: {mime!r} is not a MIME type like 'text/csv'")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["target_mime_types"] = list(self.target_mime_types)
+        out["blocked_mime_prefixes"] = list(self.blocked_mime_prefixes)
+        out["blocked_extensions"] = sorted(self.blocked_extensions)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CrawlConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown crawl settings: {', '.join(unknown)}")
+        data = dict(data)
+        for key in ("target_mime_types", "blocked_mime_prefixes"):
+            if key in data:
+                data[key] = tuple(data[key])
+        if "blocked_extensions" in data:
+            data["blocked_extensions"] = frozenset(data["blocked_extensions"])
+        return cls(**data)
+
+    def replace(self, **changes: Any) -> CrawlConfig:
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,468 @@
+"""The crawl loop of Algorithms 3 and 4: pick a link, fetch it, learn from it, checkpoint now and then."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import threading
+import time
+from array import array
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from email.message import Message
+
+import numpy as np
+
+from airflow_sbcrawl.crawler import state as ckpt
+from airflow_sbcrawl.crawler.budget import Budget, BudgetExhausted
+from airflow_sbcrawl.crawler.classify import HTML, TARGET, OracleClassifier, UrlClassifier
+from airflow_sbcrawl.crawler.config import CrawlConfig
+from airflow_sbcrawl.crawler.earlystop import EarlyStopping
+from airflow_sbcrawl.crawler.fetch import Fetcher, Response
+from airflow_sbcrawl.crawler.frontier import LinkTable
+from airflow_sbcrawl.crawler.html import extract_links
+from airflow_sbcrawl.crawler.policies import NewLink, Policy, make_policy
+from airflow_sbcrawl.crawler.robots import RobotsRules
+from airflow_sbcrawl.crawler.sinks import Sink
+from airflow_sbcrawl.crawler.urls import Scope, extension, resolve
+
+log = logging.getLogger(__name__)
+
+# Settings a resumed crawl must share with its checkpoint: they shape the saved state itself.
+_STRUCTURAL = ("start_url", "policy", "ngram", "dim_log2", "hash_width", "hash_prime", "seed")
+# A predicted target that turns out to be an HTML page is read for links; this bounds that nesting.
+_MAX_NESTING = 3
+
+
+class StateExists(RuntimeError):
+    """A crawl state is already there and neither resume nor a fresh start was asked for."""
+
+
+@dataclass
+class Progress:
+    pages: int
+    targets: int
+    requests: int
+    max_requests: int
+    bytes: int
+    frontier: int
+    actions: int
+    elapsed: float
+
+
+@dataclass
+class CrawlSummary:
+    start_url: str
+    policy: str
+    run_id: str
+    stop_reason: str = ""
+    pages: int = 0
+    targets: int = 0
+    requests: int = 0
+    head_requests: int = 0
+    bytes: int = 0
+    frontier: int = 0
+    actions: int = 0
+    resumed_from: int | None = None
+    elapsed_s: float = 0.0
+    cpu_s: float = 0.0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    start_error: str = ""
+    sink: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Crawler:
+    """One budgeted crawl of one site. ``run()`` returns a summary; ``request_stop()`` (from a signal
+    handler or another thread) makes it checkpoint and return after the current request."""
+
+    def __init__(self, config: CrawlConfig, sink: Sink, store: ckpt.StateStore | None = None, *,
+                 run_id: str = "", is_target: Callable[[str], bool] | None = None,
+                 on_progress: Callable[[Progress], None] | None = None, tmp_dir: str | None = None) -> None:
+        if config.policy == "sb-oracle" and is_target is None:
+            raise ValueError("policy sb-oracle needs the truth: pass is_target (known only for simulated sites)")
+        self.config = config
+        self.sink = sink
+        self.store = store
+        self.run_id = run_id or datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        self.on_progress = on_progress
+        self._stop = threading.Event()
+        self._stop_reason = ""
+        self.rng = np.random.default_rng(config.seed)
+        self.scope = Scope(config.start_url)
+        self.links = LinkTable()
+        self.policy: Policy = make_policy(config, self.rng)
+        self.classifier = (OracleClassifier(is_target) if config.policy == "sb-oracle"
+                           else UrlClassifier(config.batch_size, seed=config.seed))
+        self.early = EarlyStopping(config.es_window, config.es_epsilon, config.es_decay, config.es_patience)
+        self.journal = ckpt.BudgetJournal(store) if store is not None else None
+        self.budget = Budget(config.max_requests, config.max_bytes, self.journal)
+        self.fetcher = Fetcher(config, self.budget, self._stop, tmp_dir=tmp_dir)
+        self.robots = RobotsRules(config.user_agent, self._fetch_robots, enabled=config.respect_robots)
+        self.fetcher.host_delay = self.robots.delays  # Crawl-delay lines slow the fetcher down per host
+        self.outcomes: Counter[str] = Counter()
+        self.pages = 0
+        self.targets = 0
+        self.head_requests = 0
+        self.rows_written = 0
+        self._seq = 0
+        self._pages_at_checkpoint = 0
+        self._last_checkpoint = time.monotonic()
+        self._started = time.monotonic()
+        self._last_progress = 0.0
+        self.resumed_from: int | None = None
+        self.start_error = ""
+        # Requests spent and targets retrieved after each page: the harvest curve of reports.
+        self.harvest_requests = array("q")
+        self.harvest_targets = array("q")
+
+    # -- control ---------------------------------------------------------------------------------------
+    def request_stop(self, reason: str = "stop requested") -> None:
+        self._stop_reason = self._stop_reason or reason
+        self._stop.set()
+
+    def run(self, resume: bool = False, fresh: bool = False) -> CrawlSummary:
+        cpu0 = time.process_time()
+        self._started = time.monotonic()
+        try:
+            started = self._prepare(resume, fresh)
+            reason = self._loop(started)
+        finally:
+            self.fetcher.close()
+        if self.store is not None:
+            self.checkpoint()
+        self.sink.flush()
+        return CrawlSummary(
+            start_url=self.config.start_url, policy=self.config.policy, run_id=self.run_id, stop_reason=reason,
+            pages=self.pages, targets=self.targets, requests=self.budget.requests,
+            head_requests=self.head_requests, bytes=self.budget.bytes, frontier=len(self.policy),
+            actions=len(getattr(self.policy, "actions", ())), resumed_from=self.resumed_from,
+            elapsed_s=round(time.monotonic() - self._started, 3), cpu_s=round(time.process_time() - cpu0, 3),
+            outcomes=dict(self.outcomes), start_error=self.start_error, sink=self.sink.describe(),
+        )
+
+    def _prepare(self, resume: bool, fresh: bool) -> bool:
+        """Restore or start; returns True when the start page still has to be crawled."""
+        if self.store is not None:
+            has_state = bool(self.store.checkpoints()) or bool(self.store.journal_lines())
+            if has_state and not (resume or fresh):
+                raise StateExists(
+                    f"a crawl state already exists in {self.store.describe()}: resume it, or start afresh "
+                    "(which discards that state, not the targets already stored)")
+            if fresh:
+                for seq in self.store.checkpoints():
+                    self.store.delete(seq)
+                self.store.journal_reset()
+            elif resume:
+                loaded = ckpt.load_latest(self.store)
+                if loaded is not None:
+                    self._restore(*loaded)
+                requests, nbytes = ckpt.BudgetJournal.last_totals(self.store)
+                self.budget.requests = max(self.budget.requests, requests)
+                self.budget.bytes = max(self.budget.bytes, nbytes)
+                self.journal.requests, self.journal.bytes = self.budget.requests, self.budget.bytes
+                self._replay_manifest()
+        # Checkpoints are taken after pages only, so any checkpoint means the start page was crawled.
+        return self.resumed_from is None
+
+    def _loop(self, start_pending: bool) -> str:
+        try:
+            if start_pending and (refusal := self._crawl_start()):
+                return refusal
+            while True:
+                if self._stop.is_set():
+                    return self._stop_reason
+                if self.config.early_stopping and self.early.should_stop:
+                    return "early stopping: target discovery has slowed down"
+                link_id = self.policy.next()
+                if link_id is None:
+                    return "frontier exhausted: every reachable page was crawled"
+                reward = self._crawl_page(link_id)
+                self.policy.feedback(link_id, reward)
+                self._after_page()
+        except BudgetExhausted as exc:
+            return exc.reason
+
+    def _after_page(self) -> None:
+        self.pages += 1
+        self.early.update(self.pages, self.targets)
+        self.harvest_requests.append(self.budget.requests)
+        self.harvest_targets.append(self.targets)
+        now = time.monotonic()
+        if self.store is not None and (
+            self.pages - self._pages_at_checkpoint >= self.config.checkpoint_every_pages
+            or now - self._last_checkpoint >= self.config.checkpoint_every_seconds
+        ):
+            self.checkpoint()
+        if self.on_progress is not None and now - self._last_progress >= 0.2:
+            self._last_progress = now
+            self.on_progress(self.progress())
+
+    def progress(self) -> Progress:
+        return Progress(self.pages, self.targets, self.budget.requests, self.config.max_requests, self.budget.bytes,
+                        len(self.policy), len(getattr(self.policy, "actions", ())),
+                        time.monotonic() - self._started)
+
+    # -- one page --------------------------------------------------------------------------------------
+    def _crawl_start(self) -> str:
+        """Crawl the start page; returns why the crawl cannot go on, or "" when it can."""
+        url = self.config.start_url
+        if url not in self.links:
+            self.links.add(url, 0, -1, None)
+        if not self.robots.allowed(url):
+            return f"robots.txt does not allow crawling the start page {url}"
+        link_id = self.links.ids[url]
+        resp, final_id = self._get(link_id)
+        if resp.kind == "html":
+            self._learn(resp.url, HTML)
+            self._process_page(final_id, resp, nesting=0)
+        elif resp.kind == "target":
+            self._store_target(final_id, link_id, resp)
+        else:
+            self.start_error = resp.error or f"{resp.kind} response ({resp.mime or 'no content type'})"
+            log.warning("start page %s gave no links: %s", url, self.start_error)
+        self._after_page()
+        return ""
+
+    def _crawl_page(self, link_id: int) -> int:
+        """Algorithm 4 for a link taken from the frontier; returns its reward (new targets retrieved)."""
+        resp, final_id = self._get(link_id)
+        if resp.kind == "html":
+            self._learn(resp.url, HTML)
+            return self._process_page(final_id, resp, nesting=0)
+        if resp.kind == "target":
+            self._learn(resp.url, TARGET)
+            self._store_target(final_id, link_id, resp)
+        return 0
+
+    def _get(self, link_id: int) -> tuple[Response, int]:
+        """GET a link, following redirects by hand: each hop is a counted request, must stay in scope and
+        allowed by robots.txt, and must lead to a URL not seen before (which also breaks redirect loops)."""
+        url = self.links.urls[link_id]
+        for _hop in range(self.config.max_redirects + 1):
+            resp = self.fetcher.fetch(url)
+            self._count(resp)
+            if resp.kind != "redirect":
+                return resp, link_id
+            target = resolve(url, resp.location or "")
+            if target is None or target not in self.scope:
+                self.outcomes["redirect out of scope (not followed)"] += 1
+                return resp, link_id
+            if target in self.links:
+                self.outcomes["redirect to a known URL (not followed)"] += 1
+                return resp, link_id
+            if not self.robots.allowed(target):
+                self.outcomes["redirect disallowed by robots.txt"] += 1
+                return resp, link_id
+            link_id = self.links.add(target, self.links.depth[link_id], self.links.parent[link_id],
+                                     self.links.tag_path(link_id) or None)
+            url = target
+        self.outcomes["too many redirects"] += 1
+        return resp, link_id
+
+    def _count(self, resp: Response) -> None:
+        if resp.kind in ("html", "target", "redirect"):
+            self.outcomes[resp.kind] += 1
+        elif resp.kind == "blocked":
+            self.outcomes[f"blocked {resp.mime}"] += 1
+        elif resp.kind == "other":
+            self.outcomes[f"not a target: {resp.mime or 'no type'}"] += 1
+        else:
+            self.outcomes[resp.error.split(":")[0] if resp.error else "error"] += 1
+
+    def _learn(self, url: str, label: int) -> None:
+        if self.policy.classifies_links:
+            self.classifier.observe(url, label)
+
+    def _process_page(self, page_id: int, resp: Response, nesting: int) -> int:
+        page_url = self.links.urls[page_id]
+        depth = self.links.depth[page_id] + 1
+        new: list[NewLink] = []
+        for link in extract_links(resp.body, page_url, _charset(resp.headers.get("content-type"))):
+            url = link.url
+            if url in self.links or url not in self.scope:
+                continue
+            if extension(url) in self.config.blocked_extensions or not self.robots.allowed(url):
+                continue
+            new.append(NewLink(self.links.add(url, depth, page_id, link.tag_path), url, link.tag_path,
+                               link.anchor, depth))
+        if not self.policy.classifies_links:
+            self.policy.add(new)
+            return 0
+        reward = 0
+        pages: list[NewLink] = []
+        for link, label in zip(new, self._labels(new), strict=True):
+            if label == TARGET and nesting < _MAX_NESTING:
+                reward += self._fetch_predicted_target(link.id, nesting)
+            elif label is not None:
+                pages.append(link)
+        self.policy.add(pages)
+        return reward
+
+    def _labels(self, links: list[NewLink]) -> list[int | None]:
+        """Algorithm 2: HEAD requests while the classifier is in its first batch, predictions afterwards.
+        A HEAD that finds neither a page nor a target drops the link (an error or a media file)."""
+        labels: list[int | None] = []
+        i = 0
+        while i < len(links) and self.classifier.needs_head:
+            resp = self.fetcher.fetch(links[i].url, method="HEAD")
+            self.head_requests += 1
+            label = {"html": HTML, "target": TARGET, "redirect": HTML}.get(resp.kind)
+            if label is not None and resp.kind != "redirect":
+                self.classifier.observe(links[i].url, label)
+            labels.append(label)
+            i += 1
+        if i < len(links):
+            labels.extend(int(x) for x in self.classifier.predict([link.url for link in links[i:]]))
+        return labels
+
+    def _fetch_predicted_target(self, link_id: int, nesting: int) -> int:
+        """Targets are fetched as soon as they are found; returns 1 for a new target retrieved."""
+        resp, final_id = self._get(link_id)
+        if resp.kind == "target":
+            self._learn(resp.url, TARGET)
+            return self._store_target(final_id, link_id, resp)
+        if resp.kind == "html":  # the classifier was wrong; the page is read anyway, its GET is paid for
+            self._learn(resp.url, HTML)
+            self._process_page(final_id, resp, nesting + 1)
+        return 0
+
+    def _store_target(self, final_id: int, link_id: int, resp: Response) -> int:
+        assert resp.path is not None
+        self.sink.put_object(resp.sha256, resp.path, resp.mime)
+        resp.path = None
+        headers = resp.headers
+        row = {
+            "url": self.links.urls[link_id],
+            "final_url": self.links.urls[final_id],
+            "mime": resp.mime,
+            "size": resp.size,
+            "sha256": resp.sha256,
+            "etag": headers.get("etag", ""),
+            "last_modified": headers.get("last-modified", ""),
+            "filename": _filename(headers.get("content-disposition")),
+            "found_on": self.links.found_on(link_id),
+            "tag_path": self.links.tag_path(link_id),
+            "depth": self.links.depth[link_id],
+            "fetched_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "run_id": self.run_id,
+        }
+        self.sink.append_rows([row])
+        self.rows_written += 1
+        self.targets += 1
+        return 1
+
+    def _fetch_robots(self, url: str) -> tuple[int | None, str]:
+        resp = self.fetcher.fetch(url)
+        if resp.kind == "redirect":  # followed once, and only within the site
+            target = resolve(url, resp.location or "")
+            if target and target in self.scope:
+                resp = self.fetcher.fetch(target)
+        self.outcomes["robots.txt"] += 1
+        if resp.kind == "html":
+            return resp.status, resp.body.decode("utf-8", "replace")
+        if resp.kind == "target" and resp.path is not None:  # text/plain is one of the target types
+            text = resp.path.read_bytes().decode("utf-8", "replace")
+            resp.discard()
+            return resp.status, text
+        return resp.status, ""
+
+    # -- checkpoints -----------------------------------------------------------------------------------
+    def checkpoint(self) -> None:
+        if self.store is None:
+            return
+        self.sink.flush()
+        self._seq += 1
+        state = {
+            "config": self.config.to_dict(),
+            "run_id": self.run_id,
+            "pages": self.pages,
+            "targets": self.targets,
+            "head_requests": self.head_requests,
+            "requests": self.budget.requests,
+            "bytes": self.budget.bytes,
+            "rows_written": self.rows_written,
+            "outcomes": dict(self.outcomes),
+            "rng": self.rng.bit_generator.state,
+            "policy": self.policy.state(),
+            "classifier": self.classifier.state(),
+            "early_stopping": self.early.state(),
+            "robots": self.robots.texts,
+            "paths": self.links.paths,
+        }
+        arrays = {
+            **self.links.arrays(),
+            **{f"policy.{k}": v for k, v in self.policy.arrays().items()},
+            **self.classifier.arrays(),
+            "harvest_requests": np.frombuffer(self.harvest_requests, dtype=np.int64),
+            "harvest_targets": np.frombuffer(self.harvest_targets, dtype=np.int64),
+        }
+        ckpt.save(self.store, self._seq, ckpt.encode(state, arrays, self.links.urls))
+        self.store.journal_reset()
+        self._pages_at_checkpoint = self.pages
+        self._last_checkpoint = time.monotonic()
+
+    def _restore(self, seq: int, state: dict, arrays: dict[str, np.ndarray], urls: list[str]) -> None:
+        saved = state["config"]
+        for key in _STRUCTURAL:
+            mine = getattr(self.config, key)
+            if saved.get(key) != mine:
+                raise ckpt.ForeignCheckpoint(
+                    f"the checkpoint in {self.store.describe()} is of a crawl with {key}={saved.get(key)!r}, "
+                    f"not {mine!r}; resume with the same settings or start afresh")
+        self._seq = seq
+        self.resumed_from = seq
+        self.run_id = state["run_id"]
+        self.pages = state["pages"]
+        self.targets = state["targets"]
+        self.head_requests = state["head_requests"]
+        self.budget.requests = state["requests"]
+        self.budget.bytes = state["bytes"]
+        self.rows_written = state["rows_written"]
+        self.outcomes = Counter(state["outcomes"])
+        self.rng.bit_generator.state = state["rng"]
+        self.links = LinkTable.restore(urls, state["paths"], arrays)
+        policy_arrays = {k.split(".", 1)[1]: v for k, v in arrays.items() if k.startswith("policy.")}
+        self.policy.restore(state["policy"], policy_arrays)
+        self.classifier.restore(state["classifier"], arrays.get("classifier_coef"))
+        self.early.restore(state["early_stopping"])
+        self.robots.texts = dict(state["robots"])
+        self.harvest_requests = array("q", arrays["harvest_requests"].astype(np.int64).tobytes())
+        self.harvest_targets = array("q", arrays["harvest_targets"].astype(np.int64).tobytes())
+        self._pages_at_checkpoint = self.pages
+
+    def _replay_manifest(self) -> None:
+        """Rows written after the checkpoint are targets already stored: mark them seen, count them."""
+        rows = self.sink.read_rows()
+        for row in rows[self.rows_written:]:
+            for key in ("url", "final_url"):
+                url = row.get(key)
+                if url and url not in self.links:
+                    self.links.add(url, int(row.get("depth", 0)), -1, None)
+            self.targets += 1
+        self.rows_written = len(rows)
+
+
+def _charset(content_type: str | None) -> str | None:
+    if not content_type:
+        return None
+    msg = Message()
+    msg["content-type"] = content_type
+    charset = msg.get_param("charset")
+    return charset if isinstance(charset, str) else None
+
+
+def _filename(disposition: str | None) -> str:
+    if not disposition:
+        return ""
+    msg = Message()
+    msg["content-disposition"] = disposition
+    return msg.get_filename() or ""
+
+
+def default_tmp_dir() -> str:
+    return tempfile.gettempdir()

@@ -1,0 +1,96 @@
+"""Links the crawl knows of, stored compactly, and a bag of link ids with O(1) random pick and removal.
+
+A link is an int id into ``LinkTable``'s parallel arrays (URL, depth, the page it was found on, its
+interned tag path): a frontier of a million links then costs the URL strings plus a few bytes each."""
+
+from __future__ import annotations
+
+from array import array
+
+import numpy as np
+
+
+class LinkTable:
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+        self.depth = array("i")
+        self.parent = array("i")  # id of the page the link was found on, -1 for the start URL
+        self.path = array("i")  # interned tag path id, -1 when unknown
+        self.ids: dict[str, int] = {}  # every URL seen, to its id
+        self.paths: list[str] = []
+        self._path_ids: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.urls)
+
+    def __contains__(self, url: str) -> bool:
+        return url in self.ids
+
+    def add(self, url: str, depth: int, parent: int, tag_path: str | None) -> int:
+        link_id = len(self.urls)
+        self.urls.append(url)
+        self.depth.append(depth)
+        self.parent.append(parent)
+        if tag_path is None:
+            self.path.append(-1)
+        else:
+            pid = self._path_ids.get(tag_path)
+            if pid is None:
+                pid = self._path_ids[tag_path] = len(self.paths)
+                self.paths.append(tag_path)
+            self.path.append(pid)
+        self.ids[url] = link_id
+        return link_id
+
+    def tag_path(self, link_id: int) -> str:
+        pid = self.path[link_id]
+        return self.paths[pid] if pid >= 0 else ""
+
+    def found_on(self, link_id: int) -> str:
+        parent = self.parent[link_id]
+        return self.urls[parent] if parent >= 0 else ""
+
+    # -- checkpoints -----------------------------------------------------------------------------------
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {
+            "link_depth": np.frombuffer(self.depth, dtype=np.int32).copy(),
+            "link_parent": np.frombuffer(self.parent, dtype=np.int32).copy(),
+            "link_path": np.frombuffer(self.path, dtype=np.int32).copy(),
+        }
+
+    @classmethod
+    def restore(cls, urls: list[str], paths: list[str], arrays: dict[str, np.ndarray]) -> LinkTable:
+        table = cls()
+        table.urls = urls
+        table.depth = array("i", arrays["link_depth"].astype(np.int32).tobytes())
+        table.parent = array("i", arrays["link_parent"].astype(np.int32).tobytes())
+        table.path = array("i", arrays["link_path"].astype(np.int32).tobytes())
+        if not len(urls) == len(table.depth) == len(table.parent) == len(table.path):
+            raise ValueError("link table arrays disagree in length")
+        table.ids = {u: i for i, u in enumerate(urls)}
+        table.paths = paths
+        table._path_ids = {p: i for i, p in enumerate(paths)}
+        return table
+
+
+class RandomBag:
+    """Ids with O(1) add, O(1) uniform random pop (swap with the last, then pop)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: array | None = None) -> None:
+        self.items = items if items is not None else array("q")
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, item: int) -> None:
+        self.items.append(item)
+
+    def pop_random(self, rng: np.random.Generator) -> int:
+        items = self.items
+        i = int(rng.integers(len(items)))
+        item = items[i]
+        items[i] = items[-1]
+        items.pop()
+        return item

@@ -1,0 +1,95 @@
+"""Where targets and their manifest rows go. The local directory is the embedded default; the Airflow
+layer adds an S3 sink with the same methods."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Protocol
+
+
+class SinkError(RuntimeError):
+    """The sink cannot store what the crawl retrieved (unwritable folder, unreachable bucket…)."""
+
+
+class Sink(Protocol):
+    def has_object(self, sha256: str) -> bool: ...
+
+    def put_object(self, sha256: str, path: Path, mime: str) -> None:
+        """Store the file at ``path`` under its sha256; the sink owns ``path`` afterwards."""
+
+    def append_rows(self, rows: list[dict]) -> None: ...
+
+    def read_rows(self) -> list[dict]:
+        """Every manifest row of this crawl written so far (to resume without duplicates)."""
+
+    def flush(self) -> None:
+        """Make appended rows durable; called before every checkpoint."""
+
+    def describe(self) -> str: ...
+
+
+class LocalSink:
+    """``DIR/objects/<sha256>`` (each content stored once) and ``DIR/manifest.jsonl`` (a row per target)."""
+
+    def __init__(self, out_dir: str | os.PathLike) -> None:
+        self.root = Path(out_dir)
+        self.objects = self.root / "objects"
+        self.manifest = self.root / "manifest.jsonl"
+        try:
+            self.objects.mkdir(parents=True, exist_ok=True)
+            probe = self.root / ".write-test"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise SinkError(f"output folder {self.root} is not writable: {exc.strerror or exc}") from exc
+        self._fh = None
+
+    def has_object(self, sha256: str) -> bool:
+        return (self.objects / sha256).exists()
+
+    def put_object(self, sha256: str, path: Path, mime: str) -> None:
+        dest = self.objects / sha256
+        if dest.exists():
+            path.unlink(missing_ok=True)
+            return
+        os.replace(path, dest)
+
+    def append_rows(self, rows: list[dict]) -> None:
+        if self._fh is None:
+            self._repair_torn_tail()
+            self._fh = self.manifest.open("a", encoding="utf-8")
+        for row in rows:
+            self._fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+        self._fh.flush()  # in the OS's hands: survives a killed process, which is what resume needs
+
+    def _repair_torn_tail(self) -> None:
+        """A process killed mid-write leaves a partial last line; drop it (its target will be fetched again)."""
+        if not self.manifest.exists():
+            return
+        data = self.manifest.read_bytes()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            with self.manifest.open("r+b") as fh:
+                fh.truncate(cut)
+
+    def read_rows(self) -> list[dict]:
+        self._repair_torn_tail()
+        if not self.manifest.exists():
+            return []
+        with self.manifest.open(encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+
+    def flush(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def describe(self) -> str:
+        return str(self.root)

@@ -1,0 +1,183 @@
+"""Checkpoints of a whole crawl, in a safe, versioned format (JSON, numpy arrays, gzip text; never pickle).
+
+A checkpoint is a numbered set of files — ``state.json``, ``arrays.npz``, ``links.txt.gz`` — followed by
+``MANIFEST.json`` with their sha256, written last: a checkpoint whose manifest is missing or disagrees
+with its files is torn, and the previous one is used. The budget journal records spending between
+checkpoints, so a crawl killed at any moment still knows what it spent."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+FORMAT = "sbcrawl-checkpoint"
+VERSION = 1
+FILES = ("state.json", "arrays.npz", "links.txt.gz")
+KEEP = 2
+
+
+class CheckpointError(RuntimeError):
+    """No usable checkpoint, or one that belongs to another crawl; the message says which and why."""
+
+
+class ForeignCheckpoint(CheckpointError):
+    """A checkpoint of another format, version or crawl: never silently replaced."""
+
+
+class StateStore(Protocol):
+    def checkpoints(self) -> list[int]: ...
+    def write(self, seq: int, files: dict[str, bytes]) -> None: ...
+    def read(self, seq: int, name: str) -> bytes: ...
+    def delete(self, seq: int) -> None: ...
+    def journal_append(self, line: str) -> None: ...
+    def journal_lines(self) -> list[str]: ...
+    def journal_reset(self) -> None: ...
+    def describe(self) -> str: ...
+
+
+class LocalStateStore:
+    def __init__(self, root: str | os.PathLike) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._journal = None
+
+    def _dir(self, seq: int) -> Path:
+        return self.root / f"ckpt-{seq:08d}"
+
+    def checkpoints(self) -> list[int]:
+        seqs = []
+        for p in self.root.glob("ckpt-*"):
+            if p.is_dir() and p.name[5:].isdigit():
+                seqs.append(int(p.name[5:]))
+        return sorted(seqs)
+
+    def write(self, seq: int, files: dict[str, bytes]) -> None:
+        tmp = self.root / f".tmp-{seq:08d}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        for name, data in files.items():  # dict order: MANIFEST.json comes last
+            with (tmp / name).open("wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, self._dir(seq))
+
+    def read(self, seq: int, name: str) -> bytes:
+        return (self._dir(seq) / name).read_bytes()
+
+    def delete(self, seq: int) -> None:
+        shutil.rmtree(self._dir(seq), ignore_errors=True)
+
+    def journal_append(self, line: str) -> None:
+        if self._journal is None:
+            self._journal = (self.root / "journal.log").open("a", encoding="ascii")
+        self._journal.write(line + "\n")
+        self._journal.flush()
+
+    def journal_lines(self) -> list[str]:
+        path = self.root / "journal.log"
+        if not path.exists():
+            return []
+        return path.read_text(encoding="ascii", errors="replace").splitlines()
+
+    def journal_reset(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+        (self.root / "journal.log").unlink(missing_ok=True)
+
+    def describe(self) -> str:
+        return str(self.root)
+
+
+class BudgetJournal:
+    """Cumulative totals, one line per change: the last complete line is what was spent."""
+
+    def __init__(self, store: StateStore) -> None:
+        self.store = store
+        self.requests = 0
+        self.bytes = 0
+
+    def record(self, requests: int, nbytes: int) -> None:
+        self.requests += requests
+        self.bytes += nbytes
+        self.store.journal_append(f"{self.requests} {self.bytes}")
+
+    @staticmethod
+    def last_totals(store: StateStore) -> tuple[int, int]:
+        best = (0, 0)
+        for line in store.journal_lines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+                best = max(best, (int(parts[0]), int(parts[1])))
+        return best
+
+
+def encode(state: dict, arrays: dict[str, np.ndarray], urls: list[str]) -> dict[str, bytes]:
+    state = {"format": FORMAT, "version": VERSION, **state}
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    files = {
+        "state.json": json.dumps(state, sort_keys=True).encode(),
+        "arrays.npz": buf.getvalue(),
+        # mtime=0 keeps equal states byte-identical; level 1 because checkpoints sit on the crawl's path.
+        "links.txt.gz": gzip.compress("\n".join(urls).encode(), compresslevel=1, mtime=0),
+    }
+    files["MANIFEST.json"] = json.dumps({n: hashlib.sha256(d).hexdigest() for n, d in files.items()}).encode()
+    return files
+
+
+def decode(files: dict[str, bytes]) -> tuple[dict, dict[str, np.ndarray], list[str]]:
+    state = json.loads(files["state.json"])
+    if state.get("format") != FORMAT:
+        raise ForeignCheckpoint(f"not an airflow-sbcrawl checkpoint (format {state.get('format')!r})")
+    if state.get("version") != VERSION:
+        raise ForeignCheckpoint(f"checkpoint version {state.get('version')} is not supported (expects {VERSION})")
+    with np.load(io.BytesIO(files["arrays.npz"]), allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    text = gzip.decompress(files["links.txt.gz"]).decode()
+    return state, arrays, text.split("\n") if text else []
+
+
+def save(store: StateStore, seq: int, files: dict[str, bytes]) -> None:
+    store.write(seq, files)
+    for old in store.checkpoints()[:-KEEP]:
+        store.delete(old)
+
+
+def load_latest(store: StateStore) -> tuple[int, dict, dict[str, np.ndarray], list[str]] | None:
+    """The newest checkpoint whose files match its manifest; None when there is none at all."""
+    problems = []
+    seqs = store.checkpoints()
+    for seq in reversed(seqs):
+        try:
+            manifest = json.loads(store.read(seq, "MANIFEST.json"))
+            files = {}
+            for name in FILES:
+                data = store.read(seq, name)
+                if hashlib.sha256(data).hexdigest() != manifest.get(name):
+                    raise CheckpointError(f"{name} does not match its checksum")
+                files[name] = data
+            state, arrays, urls = decode(files)
+            return seq, state, arrays, urls
+        except ForeignCheckpoint as exc:
+            raise ForeignCheckpoint(f"checkpoint {seq} in {store.describe()}: {exc}") from exc
+        except CheckpointError as exc:
+            problems.append(f"checkpoint {seq}: {exc}")
+        except (OSError, ValueError, KeyError, EOFError, gzip.BadGzipFile) as exc:
+            problems.append(f"checkpoint {seq}: unreadable ({type(exc).__name__}: {exc})")
+        log.warning("skipping %s", problems[-1])
+    if seqs:
+        raise CheckpointError(f"no valid checkpoint in {store.describe()}: " + "; ".join(problems))
+    return None

@@ -1,0 +1,87 @@
+"""URL normalisation and the site scope of §2.2 (the start host and its subdomains, "www." ignored)."""
+
+from __future__ import annotations
+
+import posixpath
+from urllib.parse import quote, urljoin, urlsplit, urlunsplit
+
+_SKIPPED_SCHEMES = ("mailto:", "tel:", "javascript:", "data:", "ftp:", "file:", "sms:", "#")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# Characters left as they are when re-quoting a path or query; everything else is percent-encoded once.
+_SAFE_PATH = "/:@!$&'()*+,;=-._~%"
+_SAFE_QUERY = _SAFE_PATH + "?"
+
+
+class InvalidURL(ValueError):
+    """Not an absolute http(s) URL with a host."""
+
+
+def normalize(url: str) -> str:
+    """Canonical form used as the identity of a page: scheme and host lower-cased, default port, dot
+    segments and fragment removed, percent-encoding made uniform. Raises InvalidURL."""
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidURL(f"{url!r} is not a valid URL ({exc})") from exc
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS:
+        raise InvalidURL(f"{url!r} is not an http(s) URL")
+    host = (parts.hostname or "").rstrip(".")
+    if not host:
+        raise InvalidURL(f"{url!r} has no host")
+    try:
+        host = host.encode("idna").decode("ascii").lower()
+    except UnicodeError as exc:
+        raise InvalidURL(f"{url!r} has an invalid host name") from exc
+    netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    path = parts.path or "/"
+    if "." in path:
+        trailing = path.endswith("/")
+        path = posixpath.normpath(path)
+        if path.startswith("//"):
+            path = "/" + path.lstrip("/")
+        if trailing and not path.endswith("/"):
+            path += "/"
+    # Existing %XX escapes are kept as they are: decoding them could turn %2F into a real separator.
+    path = quote(path, safe=_SAFE_PATH)
+    query = quote(parts.query, safe=_SAFE_QUERY) if parts.query else ""
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def resolve(base: str, href: str) -> str | None:
+    """Absolute normalised URL of a link, or None for links that are not web pages (mailto:, tel:, …)."""
+    href = href.strip()
+    if not href or href.lower().startswith(_SKIPPED_SCHEMES):
+        return None
+    try:
+        return normalize(urljoin(base, href))
+    except (InvalidURL, ValueError):
+        return None
+
+
+def site_host(host: str) -> str:
+    host = host.lower()
+    return host[4:] if host.startswith("www.") else host
+
+
+class Scope:
+    """URLs whose host is the start host or one of its subdomains, a leading "www." ignored on both."""
+
+    def __init__(self, start_url: str) -> None:
+        self.root = site_host(urlsplit(start_url).hostname or "")
+        self._suffix = "." + self.root
+
+    def __contains__(self, url: str) -> bool:
+        host = site_host(urlsplit(url).hostname or "")
+        return host == self.root or host.endswith(self._suffix)
+
+
+def extension(url: str) -> str:
+    """Lower-case extension of the URL's last path segment, without the dot ("" when none)."""
+    path = urlsplit(url).path
+    segment = path.rsplit("/", 1)[-1]
+    if "." not in segment:
+        return ""
+    return segment.rsplit(".", 1)[-1].lower()
