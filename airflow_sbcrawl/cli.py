@@ -71,7 +71,14 @@ def _progress_printer(quiet: bool):
 
 def cmd_crawl(args: argparse.Namespace) -> int:
     from airflow_sbcrawl.crawler import (
-        CheckpointError, ConfigError, CrawlConfig, Crawler, LocalSink, LocalStateStore, SinkError, StateExists,
+        CheckpointError,
+        ConfigError,
+        CrawlConfig,
+        Crawler,
+        LocalSink,
+        LocalStateStore,
+        SinkError,
+        StateExists,
     )
 
     try:

@@ -3,4 +3,5 @@
 pytest_plugins = [
     "tests.plugins.sim",
     "tests.plugins.seaweed",
+    "tests.plugins.airflow",
 ]

@@ -1,0 +1,1 @@
+"""Fixtures: see the module that fills this in."""
