@@ -1,0 +1,20 @@
+"""Detected statistics tables into Apache Iceberg through a REST catalog (pyiceberg). No Airflow import."""
+
+from airflow_sbcrawl.lake.catalog import CatalogConfig, LakeError, connect
+from airflow_sbcrawl.lake.load import LoadResult, load_tables
+from airflow_sbcrawl.lake.query import query, sample, scan
+from airflow_sbcrawl.lake.schema import OBSERVATIONS, TABLES, ensure_tables
+
+__all__ = [
+    "OBSERVATIONS",
+    "TABLES",
+    "CatalogConfig",
+    "LakeError",
+    "LoadResult",
+    "connect",
+    "ensure_tables",
+    "load_tables",
+    "query",
+    "sample",
+    "scan",
+]
