@@ -377,9 +377,7 @@ class SeaweedFS:
         while pending:
             if self._proc is None or self._proc.poll() is not None:
                 code = self._proc.returncode if self._proc else None
-                raise SeaweedFSError(
-                    f"weed mini exited with code {code} during start-up.\n{self._tail_msg()}"
-                )
+                raise SeaweedFSError(f"weed mini exited with code {code} during start-up.\n{self._tail_msg()}")
             for name, probe in list(pending.items()):
                 if probe():
                     del pending[name]
@@ -445,12 +443,17 @@ class SeaweedFS:
             self._log_file.close()
             self._log_file = None
         if self.ports is not None:
-            # Sockets weed creates in /tmp when our directory path is too long for a Unix socket.
-            for name in (f"seaweedfs-s3-{self.ports.s3}.sock", f"seaweedfs-filer-{self.ports.filer}.sock"):
-                path = Path("/tmp") / name
-                with contextlib.suppress(OSError):
-                    if path.is_socket():
-                        path.unlink()
+            _remove_tmp_sockets(self.ports)
+
+
+def _remove_tmp_sockets(ports: Ports) -> None:
+    # weed names its Unix sockets /tmp/seaweedfs-<component>-<port>.sock and leaves some behind (always
+    # the gRPC ones after a signal); the port numbers were ours, so these files are ours too.
+    for port in {getattr(ports, f.name) for f in fields(Ports)}:
+        for path in Path("/tmp").glob(f"seaweedfs-*-{port}.sock"):
+            with contextlib.suppress(OSError):
+                if path.is_socket():
+                    path.unlink()
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -536,7 +539,10 @@ def run_until_interrupted(
     try:
         with server:
             env_file = _write_connection_file(server)
-            print(f"SeaweedFS ready in {server.startup_seconds:.1f}s (log: {server.log_path})", file=out)
+            print(
+                f"SeaweedFS (pid {server.pid}) ready in {server.startup_seconds:.1f}s (log: {server.log_path})",
+                file=out,
+            )
             print(f"  S3 endpoint:      {server.s3_endpoint}  bucket: {server.bucket}", file=out)
             print(f"  Iceberg catalog:  {server.catalog_uri}  warehouse: {server.table_bucket}", file=out)
             print(f"  credentials:      set -a; . {env_file}; set +a", file=out)
