@@ -82,10 +82,8 @@ def _to_float(body: str, decimal: str | None) -> float | None:
     has_comma, has_dot = "," in body, "." in body
     if has_comma and has_dot:
         # The separator that comes last is the decimal one: "1,234.5" and "1.234,5".
-        if body.rfind(",") > body.rfind("."):
-            body = body.replace(".", "").replace(",", ".")
-        else:
-            body = body.replace(",", "")
+        comma_last = body.rfind(",") > body.rfind(".")
+        body = body.replace(".", "").replace(",", ".") if comma_last else body.replace(",", "")
     elif has_comma:
         if decimal == "," or (decimal is None and not _GROUPED_COMMA.match(body.lstrip("+-"))):
             if body.count(",") > 1:

@@ -143,8 +143,6 @@ def _read(data: bytes, name: str, depth: int, budget: Budget, mime: str | None =
     return result
 
 
-def read_bytes(
-    data: bytes, *, mime: str | None = None, name: str = "", limits: Limits | None = None
-) -> ReadResult:
+def read_bytes(data: bytes, *, mime: str | None = None, name: str = "", limits: Limits | None = None) -> ReadResult:
     """Every sheet in ``data`` (archives opened recursively) and the reasons for whatever was not read."""
     return _read(data, name, 0, Budget(limits or Limits()), mime)

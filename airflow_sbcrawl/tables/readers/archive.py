@@ -95,9 +95,7 @@ def read_zip(data: bytes, prefix: str, depth: int, budget: Budget, read: Reader)
 
 def read_gzip(data: bytes, prefix: str, depth: int, budget: Budget, read: Reader) -> ReadResult:
     lower = prefix.lower()
-    inner = (
-        prefix[:-3] if lower.endswith(".gz") else (prefix[:-4] + ".tar" if lower.endswith(".tgz") else prefix)
-    )
+    inner = prefix[:-3] if lower.endswith(".gz") else (prefix[:-4] + ".tar" if lower.endswith(".tgz") else prefix)
     inner = inner or "decompressed"
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     out = bytearray()
@@ -133,9 +131,7 @@ def read_tar(data: bytes, prefix: str, depth: int, budget: Budget, read: Reader)
         return result
 
 
-def _read_tar_members(
-    tf, prefix: str, depth: int, budget: Budget, read: Reader, result: ReadResult
-) -> ReadResult:
+def _read_tar_members(tf, prefix: str, depth: int, budget: Budget, read: Reader, result: ReadResult) -> ReadResult:
     for info in tf:
         if not info.isfile():  # links and devices are never followed
             continue

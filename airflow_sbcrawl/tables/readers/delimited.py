@@ -75,9 +75,7 @@ def sniff_delimiter(sample: str, hint: str | None = None) -> str:
     return best
 
 
-def read_delimited(
-    data: bytes, name: str = "", *, limits: Limits = DEFAULT_LIMITS, tsv: bool = False
-) -> ReadResult:
+def read_delimited(data: bytes, name: str = "", *, limits: Limits = DEFAULT_LIMITS, tsv: bool = False) -> ReadResult:
     text, _encoding = decode(data, limits.sniff_bytes)
     delim = sniff_delimiter(text[: limits.sniff_bytes], "\t" if tsv else None)
     rows: list[list[str]] = []
@@ -91,6 +89,4 @@ def read_delimited(
         # A stray quote or NUL byte: keep the rows read so far rather than nothing
         pass
     fmt = "tsv" if delim == "\t" else "csv"
-    return ReadResult(
-        sheets=[Sheet(name=name, rows=trim(rows, limits.max_rows, limits.max_cols), format=fmt)]
-    )
+    return ReadResult(sheets=[Sheet(name=name, rows=trim(rows, limits.max_rows, limits.max_cols), format=fmt)])

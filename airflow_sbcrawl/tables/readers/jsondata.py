@@ -9,9 +9,7 @@ from .base import DEFAULT_LIMITS, Limits, ReadError, ReadResult, Sheet, cell_tex
 from .delimited import decode
 
 
-def _flatten(
-    record: dict[str, Any], prefix: str, out: dict[str, str], nested: list[tuple[str, list]]
-) -> None:
+def _flatten(record: dict[str, Any], prefix: str, out: dict[str, str], nested: list[tuple[str, list]]) -> None:
     for key, value in record.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):

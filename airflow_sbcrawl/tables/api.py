@@ -1,0 +1,106 @@
+"""Entry points: one file to tables (``detect_file``), many files to a directory (``detect_to_dir``)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from .detect import DETECTOR_VERSION, detect_tables
+from .model import DetectedTable, Provenance
+from .output import write_tables
+from .readers import Limits, ReadError, read_bytes
+
+
+@dataclass
+class FileResult:
+    """What one file gave: its tables, and the reasons for every part that could not be read."""
+
+    provenance: Provenance
+    tables: list[DetectedTable] = field(default_factory=list)
+    errors: list[ReadError] = field(default_factory=list)
+    sheets: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.tables) or not self.errors
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One file for ``detect_to_dir``: a path or bytes, what the crawler said it is, and where it came from."""
+
+    data: str | Path | bytes
+    mime: str | None = None
+    source_url: str = ""
+    crawl_run: str = ""
+    name: str = ""
+
+
+def detect_file(
+    path_or_bytes: str | Path | bytes,
+    *,
+    mime: str | None = None,
+    provenance: Provenance | None = None,
+    name: str = "",
+    limits: Limits | None = None,
+) -> FileResult:
+    """Read a file of any supported format and find the tables in all its sheets. Never raises for bad input."""
+    start = time.perf_counter()
+    if isinstance(path_or_bytes, bytes):
+        data = path_or_bytes
+    else:
+        path = Path(path_or_bytes)
+        name = name or path.name
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            prov = provenance or Provenance(source_url=str(path), sha256="")
+            return FileResult(prov, errors=[ReadError("", f"cannot open: {exc}")])
+    sha = hashlib.sha256(data).hexdigest()
+    if provenance is None:
+        provenance = Provenance(source_url=name, sha256=sha)
+    elif not provenance.sha256:
+        provenance = replace(provenance, sha256=sha)
+    if not provenance.detector_version:
+        provenance = replace(provenance, detector_version=DETECTOR_VERSION)
+    if not name and provenance.source_url:
+        name = provenance.source_url.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+    read = read_bytes(data, mime=mime, name=name, limits=limits)
+    result = FileResult(provenance, errors=list(read.errors), sheets=len(read.sheets))
+    for sheet in read.sheets:
+        prov = replace(provenance, member=sheet.member, sheet=sheet.name)
+        try:
+            result.tables.extend(detect_tables(sheet.rows, prov))
+        except Exception as exc:  # one odd sheet must not lose the others
+            result.errors.append(ReadError(sheet.member, f"detection failed on {sheet.name!r}: {exc}"))
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def detect_to_dir(files: Iterable[InputFile | str | Path], out_dir: str | Path) -> dict:
+    """Detect tables in every file and write Parquet + index into ``out_dir``; returns a JSON-able summary."""
+    summary = {"files": 0, "files_with_tables": 0, "tables": 0, "observations": 0, "errors": 0, "seconds": 0.0}
+    index_path = Path(out_dir) / "tables.jsonl"
+    for item in files:
+        if not isinstance(item, InputFile):
+            item = InputFile(data=item, source_url=str(item))
+        prov = Provenance(source_url=item.source_url, sha256="", crawl_run=item.crawl_run)
+        result = detect_file(item.data, mime=item.mime, provenance=prov, name=item.name)
+        errors = [
+            {"source_url": result.provenance.source_url, "sha256": result.provenance.sha256, **asdict(e)}
+            for e in result.errors
+        ]
+        index_path = write_tables(result.tables, out_dir, errors)
+        summary["files"] += 1
+        summary["files_with_tables"] += bool(result.tables)
+        summary["tables"] += len(result.tables)
+        summary["observations"] += sum(len(t.observations) for t in result.tables)
+        summary["errors"] += len(result.errors)
+        summary["seconds"] += result.seconds
+    summary["index"] = str(index_path)
+    summary["seconds"] = round(summary["seconds"], 3)
+    return summary

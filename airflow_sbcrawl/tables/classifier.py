@@ -1,0 +1,143 @@
+"""Line classifier: a multinomial logistic regression over ``features.FEATURE_NAMES``.
+
+An estimator in scikit-learn's spirit (``fit`` / ``predict`` / ``predict_proba``) whose trained
+parameters are a few kilobytes of JSON shipped in the package (``line_model.json``): readable, diffable,
+and safe to load, unlike a pickle. scikit-learn is needed only to ``fit``; predicting is plain numpy.
+A linear model was chosen over tree ensembles because it cross-validates as well on SAUS (grouped by
+file) while being small, fast, and less able to memorise individual sheets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from .features import FEATURE_NAMES, sheet_features
+
+CLASSES = ("metadata", "header", "group", "data", "derived", "notes")
+PARAMS_FILE = "line_model.json"
+
+
+def _is_blank(row: Sequence[str]) -> bool:
+    return not any(str(c).strip() for c in row)
+
+
+class LineClassifier:
+    """Classifies every line of a sheet as one of ``model.LINE_CLASSES`` (blank lines are ``empty``)."""
+
+    def __init__(self, C: float = 1.0, max_iter: int = 3000) -> None:
+        self.C = C
+        self.max_iter = max_iter
+        self.classes_: tuple[str, ...] = CLASSES
+        self.mean_: np.ndarray | None = None
+        self.scale_: np.ndarray | None = None
+        self.coef_: np.ndarray | None = None
+        self.intercept_: np.ndarray | None = None
+
+    # -- training -------------------------------------------------------------------------------------
+    @staticmethod
+    def _stack(sheets: Sequence[Sequence[Sequence[str]]], labels=None):
+        xs, ys = [], []
+        for k, rows in enumerate(sheets):
+            rows = [list(map(str, r)) for r in rows]
+            feats = sheet_features(rows)
+            keep = [i for i, r in enumerate(rows) if not _is_blank(r)]
+            if labels is not None:
+                keep = [i for i in keep if labels[k][i] != "empty"]
+                ys.extend(labels[k][i] for i in keep)
+            xs.append(feats[keep])
+        x = np.vstack(xs) if xs else np.zeros((0, len(FEATURE_NAMES)))
+        return x, ys
+
+    def fit(self, sheets: Sequence[Sequence[Sequence[str]]], labels: Sequence[Sequence[str]]) -> LineClassifier:
+        """Train on sheets (lists of rows of cell strings) and their per-line classes."""
+        from sklearn.linear_model import LogisticRegression
+
+        x, y = self._stack(sheets, labels)
+        self.mean_ = x.mean(axis=0)
+        self.scale_ = x.std(axis=0)
+        self.scale_[self.scale_ < 1e-9] = 1.0
+        model = LogisticRegression(C=self.C, max_iter=self.max_iter)
+        model.fit((x - self.mean_) / self.scale_, y)
+        order = [list(model.classes_).index(c) for c in CLASSES if c in model.classes_]
+        self.classes_ = tuple(model.classes_[order])
+        self.coef_ = model.coef_[order]
+        self.intercept_ = model.intercept_[order]
+        return self
+
+    # -- prediction -----------------------------------------------------------------------------------
+    def _proba(self, feats: np.ndarray) -> np.ndarray:
+        if self.coef_ is None:
+            raise RuntimeError("LineClassifier is not fitted; use LineClassifier.load()")
+        z = ((feats - self.mean_) / self.scale_) @ self.coef_.T + self.intercept_
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def predict_proba_sheet(self, rows: Sequence[Sequence[str]]) -> tuple[list[str], np.ndarray]:
+        """Classes and class probabilities (columns in ``classes_`` order) for every line of one sheet."""
+        rows = [list(map(str, r)) for r in rows]
+        proba = self._proba(sheet_features(rows)) if rows else np.zeros((0, len(self.classes_)))
+        classes = []
+        for i, row in enumerate(rows):
+            if _is_blank(row):
+                classes.append("empty")
+                proba[i] = 0.0
+            else:
+                classes.append(self.classes_[int(proba[i].argmax())])
+        return classes, proba
+
+    def predict(self, sheets: Sequence[Sequence[Sequence[str]]]) -> list[list[str]]:
+        return [self.predict_proba_sheet(rows)[0] for rows in sheets]
+
+    # -- persistence ----------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        assert self.coef_ is not None and self.mean_ is not None and self.scale_ is not None
+        return {
+            "kind": "multinomial-logistic-regression",
+            "C": self.C,
+            "features": FEATURE_NAMES,
+            "classes": list(self.classes_),
+            "mean": [round(float(v), 6) for v in self.mean_],
+            "scale": [round(float(v), 6) for v in self.scale_],
+            "coef": [[round(float(v), 6) for v in row] for row in self.coef_],
+            "intercept": [round(float(v), 6) for v in self.intercept_],
+        }
+
+    @classmethod
+    def from_dict(cls, params: dict) -> LineClassifier:
+        if params.get("features") != FEATURE_NAMES:
+            raise ValueError("line model was trained on other features; retrain it (bench --train)")
+        clf = cls(C=params.get("C", 1.0))
+        clf.classes_ = tuple(params["classes"])
+        clf.mean_ = np.asarray(params["mean"])
+        clf.scale_ = np.asarray(params["scale"])
+        clf.coef_ = np.asarray(params["coef"])
+        clf.intercept_ = np.asarray(params["intercept"])
+        return clf
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=None, separators=(",", ":")) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> LineClassifier:
+        """The given parameters, or those shipped with the package."""
+        if path is None:
+            text = resources.files(__package__).joinpath(PARAMS_FILE).read_text()
+        else:
+            text = Path(path).read_text()
+        return cls.from_dict(json.loads(text))
+
+
+_DEFAULT: LineClassifier | None = None
+
+
+def default_classifier() -> LineClassifier:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = LineClassifier.load()
+    return _DEFAULT

@@ -1,0 +1,217 @@
+"""From classified lines to tables: segmentation, header paths, group labels and long-form observations."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from .classifier import LineClassifier, default_classifier
+from .model import DetectedTable, Observation, Provenance
+from .values import guess_decimal, parse_value
+
+DETECTOR_VERSION = "sbcrawl-tables/0.1+lr1"
+
+BODY = ("data", "derived")
+_FOOTNOTE_MARK = re.compile(r"\s*(\\\d+|\[\w{1,3}\]|[\u00b9\u00b2\u00b3\u2070-\u2079]+)\s*$")
+
+
+def _clean_label(text: str) -> str:
+    """Labels lose their footnote marks and inner runs of spaces ("Supply,      total   \\1")."""
+    return " ".join(_FOOTNOTE_MARK.sub("", text).split())
+
+
+def _segments(classes: Sequence[str]) -> list[tuple[int, int]]:
+    """Split a sheet's lines into tables: [metadata] [header] body [notes], repeated.
+
+    A new table starts when a metadata or header line comes after body lines and is itself followed by
+    body lines, i.e. a new title or header block; notes close the table they follow.
+    """
+    spans: list[tuple[int, int]] = []
+    start: int | None = None
+    seen_body = False
+    seen_notes = False
+    n = len(classes)
+    for i, cls in enumerate(classes):
+        if cls == "empty":
+            continue
+        if start is None:
+            start, seen_body, seen_notes = i, cls in BODY or cls == "group", cls == "notes"
+            continue
+        opens = cls in ("metadata", "header") and (seen_body or seen_notes)
+        if cls in ("data", "group", "derived") and seen_notes:
+            opens = True
+        if opens and cls == "header":
+            # A lone repeated header inside a body ("continued") does not open a table unless a title or a
+            # run of blank lines precedes it
+            prev = i - 1
+            while prev >= 0 and classes[prev] == "empty":
+                prev -= 1
+            opens = seen_notes or classes[prev] == "metadata" or (i - prev) > 2
+        if opens:
+            spans.append((start, _last_nonempty(classes, start, i - 1)))
+            start, seen_body, seen_notes = i, False, False
+        seen_body = seen_body or cls in BODY
+        seen_notes = seen_notes or cls == "notes"
+    if start is not None:
+        spans.append((start, _last_nonempty(classes, start, n - 1)))
+    return [s for s in spans if any(c in BODY for c in classes[s[0] : s[1] + 1])]
+
+
+def _last_nonempty(classes: Sequence[str], lo: int, hi: int) -> int:
+    while hi > lo and classes[hi] == "empty":
+        hi -= 1
+    return hi
+
+
+def _stub_width(rows: list[list[str]], body: list[int], lo: int, hi: int, decimal: str | None) -> int:
+    """Leading columns of the body that hold labels rather than numbers."""
+    width = 0
+    for j in range(lo, hi + 1):
+        texts = nums = 0
+        for i in body:
+            cell = rows[i][j].strip() if j < len(rows[i]) else ""
+            if not cell:
+                continue
+            status = parse_value(cell, decimal).status
+            if status == "text":
+                texts += 1
+            else:
+                nums += 1
+        # A leading column of years is the stub of a time series, not a measure
+        if texts > nums or (j == lo and nums and _all_years(rows, body, j)):
+            width += 1
+        elif texts + nums > 0 or width > 0:
+            break
+    return width
+
+
+_YEAR = re.compile(r"^(1[5-9]\d\d|20\d\d)(\.0)?(\s*\W.*)?$")
+
+
+def _all_years(rows: list[list[str]], body: list[int], j: int) -> bool:
+    cells = [rows[i][j].strip() for i in body if j < len(rows[i]) and rows[i][j].strip()]
+    return bool(cells) and all(_YEAR.match(c) for c in cells)
+
+
+def _header_paths(header_rows: list[list[str]], lo: int, hi: int, stub_end: int) -> dict[int, tuple[str, ...]]:
+    """Column path per value column; a spanning cell is carried right until the next cell at its level or
+    above starts, since spreadsheets store a merged cell's text only in its first column."""
+    paths: dict[int, list[str]] = {j: [] for j in range(stub_end, hi + 1)}
+    boundaries: set[int] = set()
+    for row in header_rows:
+        carried = ""
+        new_bounds = set()
+        for j in range(stub_end, hi + 1):
+            cell = _clean_label(row[j]) if j < len(row) else ""
+            if cell:
+                carried = cell
+                new_bounds.add(j)
+            elif j in boundaries:
+                carried = ""
+            if carried and (not paths[j] or paths[j][-1] != carried):
+                paths[j].append(carried)
+        boundaries |= new_bounds
+    return {j: tuple(p) for j, p in paths.items()}
+
+
+def _group_style(text: str) -> str:
+    letters = [c for c in text if c.isalpha()]
+    if letters and all(c.isupper() for c in letters):
+        return "upper"
+    if text.rstrip().endswith((":", "--")):
+        return "colon"
+    return f"indent{len(text) - len(text.lstrip())}"
+
+
+def build_table(
+    rows: list[list[str]],
+    classes: list[str],
+    proba: np.ndarray,
+    span: tuple[int, int],
+    provenance: Provenance,
+    index: int,
+    decimal: str | None,
+) -> DetectedTable:
+    a, b = span
+    lines = list(range(a, b + 1))
+    used = [i for i in lines if classes[i] != "empty"]
+    cols = [j for i in used for j, c in enumerate(rows[i]) if c.strip() and classes[i] not in ("metadata", "notes")]
+    lo, hi = (min(cols), max(cols)) if cols else (0, max(len(rows[a]) - 1, 0))
+    body = [i for i in lines if classes[i] in BODY]
+    header_idx = [i for i in lines if classes[i] == "header"]
+    stub = _stub_width(rows, body, lo, hi, decimal)
+    stub_end = lo + stub
+    paths = _header_paths([rows[i] for i in header_idx], lo, hi, stub_end)
+
+    observations: list[Observation] = []
+    groups: list[tuple[str, str]] = []
+    for i in lines:
+        cls = classes[i]
+        if cls == "group":
+            label = next((c for c in rows[i][lo : hi + 1] if c.strip()), "")
+            style = _group_style(label)
+            while groups and any(s == style for s, _ in groups):
+                groups.pop()
+            groups.append((style, _clean_label(label)))
+            continue
+        if cls not in BODY:
+            continue
+        stub_cells = tuple(_clean_label(c) for c in rows[i][lo:stub_end] if c.strip())
+        labels = tuple(g for _, g in groups) + stub_cells
+        for j in range(stub_end, hi + 1):
+            raw = rows[i][j].strip() if j < len(rows[i]) else ""
+            if not raw or _FOOTNOTE_MARK.fullmatch(raw):
+                continue
+            parsed = parse_value(raw, decimal)
+            observations.append(Observation(i, j, labels, paths.get(j, ()), raw, parsed.value, parsed.status, cls))
+
+    title = " ".join(" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "metadata")
+    notes = [" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "notes"]
+    conf = float(np.mean([proba[i].max() for i in used])) if used else 0.0
+    return DetectedTable(
+        provenance=provenance,
+        index=index,
+        first_row=a,
+        last_row=b,
+        first_col=lo,
+        last_col=hi,
+        title=title,
+        header=[[c for c in rows[i][lo : hi + 1]] for i in header_idx],
+        line_classes=[classes[i] for i in lines],
+        observations=observations,
+        notes=notes,
+        confidence=round(conf, 4),
+    )
+
+
+def detect_tables(
+    rows: Sequence[Sequence[str]],
+    provenance: Provenance,
+    classifier: LineClassifier | None = None,
+) -> list[DetectedTable]:
+    """Every table in one sheet, with its lines classified and its body in long form."""
+    return classify_and_detect(rows, provenance, classifier)[1]
+
+
+def classify_and_detect(
+    rows: Sequence[Sequence[str]],
+    provenance: Provenance,
+    classifier: LineClassifier | None = None,
+) -> tuple[list[str], list[DetectedTable]]:
+    """The class of every line of the sheet, and the tables built from them."""
+    grid = [[str(c) for c in r] for r in rows]
+    width = max((len(r) for r in grid), default=0)
+    grid = [r + [""] * (width - len(r)) for r in grid]
+    if not grid or width == 0:
+        return ["empty"] * len(grid), []
+    clf = classifier or default_classifier()
+    classes, proba = clf.predict_proba_sheet(grid)
+    decimal = guess_decimal(c for r in grid for c in r)
+    if not provenance.detector_version:
+        provenance = replace(provenance, detector_version=DETECTOR_VERSION)
+    return [
+        build_table(grid, classes, proba, span, provenance, k, decimal) for k, span in enumerate(_segments(classes))
+    ]

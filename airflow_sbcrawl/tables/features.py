@@ -1,0 +1,278 @@
+"""Per-line features for line classification, chosen to carry over to sheets nobody has seen.
+
+Everything here describes a line by its shape (how full, how numeric, where in the sheet, how it relates
+to the numeric block and to its neighbours) and by a handful of words that statistics offices use in
+every language of their publications ("Total", "Source", "Note"). Nothing refers to a particular table.
+The aggregation check (is this cell the sum of the cells just below or above it?) follows the idea of
+Strudel (Jiang et al., EDBT 2021) that derived lines are recognisable by arithmetic, not only by words.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .values import guess_decimal, parse_value
+
+# Cell kinds
+EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark such as "\2" or "(1)"
+
+_FOOTNOTE_ONLY = re.compile(r"^(?:\\\d+|\[\w{1,3}\]|\(\d{1,2}\)|[\u00b9\u00b2\u00b3\u2070-\u2079]+)$")
+_YEAR = re.compile(r"^(1[89]\d\d|20\d\d)(?:\.0)?$")
+_YEARISH = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
+_TOTAL = re.compile(
+    r"\b(total|totals|all|sum|subtotal|overall|insgesamt|gesamt|zusammen|ensemble|totale?|totaal|summe)\b", re.I
+)
+_AVERAGE = re.compile(r"\b(average|mean|median|per capita|rate|percent|durchschnitt|moyenne)\b", re.I)
+_NOTES = re.compile(
+    r"^(\W{0,3}(source|sources|note|notes|nota|notes?:|footnotes?|quelle|fuente|remarks?)\b|\\\d|\*|\(\d+\)\s|"
+    r"\[\d+\]|\d{1,2}[\s.)]\s*[A-Z]|[a-z]\s{1,2}[A-Z]|(see|includes|excludes|represents|data are|based on|"
+    r"figures|for|in|as of|beginning|prior to|except|minus sign)\b)",
+    re.I,
+)
+_SOURCE = re.compile(r"\b(source|sources|quelle|fuente|bureau|office|department|ministry|institute)\b", re.I)
+_TITLE = re.compile(r"^(table|tab\.|tabelle|tableau|cuadro|figure|chart)\s*[\w.-]*", re.I)
+_UNIT = re.compile(r"\((in |millions?|billions?|thousands?|\d[\d,]*\)|dollars|percent|number|%|rate|per )", re.I)
+_CONTINUED = re.compile(r"\b(continued|cont\.|concluded)\b", re.I)
+
+BASE_FEATURES = [
+    "fill",  # non-empty cells / sheet width
+    "n_cells_log",
+    "num_share",
+    "marker_share",
+    "text_share",
+    "year_share",
+    "mark_share",
+    "starts_col0",
+    "single_cell",
+    "first_is_text",
+    "first_is_number",
+    "first_len_log",
+    "text_len_log",
+    "ends_colon",
+    "kw_total",
+    "kw_average",
+    "kw_notes",
+    "kw_source",
+    "kw_title",
+    "kw_unit",
+    "kw_continued",
+    "upper_share",
+    "yearish_text",
+    "first_col_rel",
+    "last_col_rel",
+    "indent",
+    "text_in_numeric_cols",  # text cells where the sheet's columns are numeric: header-like
+    "numeric_cols_empty",  # numeric columns left empty: group- or note-like
+    "sum_below",  # share of numbers that are the sum of a run of numbers just below
+    "sum_above",
+    "long_text",
+    "first_col_numeric_share",
+]
+CONTEXT_FEATURES = [
+    "rel_pos",
+    "rank_rel",
+    "is_first",
+    "is_last",
+    "before_numeric",
+    "after_numeric",
+    "dist_first_numeric",
+    "dist_last_numeric",
+    "blank_above",
+    "blank_below",
+    "sheet_width_log",
+    "sheet_numeric_lines",
+]
+_NEIGHBOUR = ["fill", "num_share", "text_share", "single_cell", "kw_notes", "first_is_text", "kw_total", "year_share"]
+NEIGHBOUR_FEATURES = [f"{side}{d}_{name}" for side in ("prev", "next") for d in (1, 2) for name in _NEIGHBOUR] + [
+    f"{side}_blank_gap" for side in ("prev", "next")
+]
+FEATURE_NAMES = BASE_FEATURES + CONTEXT_FEATURES + NEIGHBOUR_FEATURES
+
+
+def cell_kinds(rows: list[list[str]], decimal: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Kind of every cell and its numeric value (NaN when not a number)."""
+    n = len(rows)
+    width = max((len(r) for r in rows), default=0)
+    kinds = np.zeros((n, width), dtype=np.int8)
+    values = np.full((n, width), np.nan)
+    for i, row in enumerate(rows):
+        for j, cell in enumerate(row):
+            text = cell.strip()
+            if not text:
+                continue
+            if _FOOTNOTE_ONLY.match(text):
+                kinds[i, j] = MARK
+                continue
+            parsed = parse_value(text, decimal)
+            if parsed.status == "ok":
+                kinds[i, j] = NUMBER
+                values[i, j] = parsed.value
+            elif parsed.status == "text":
+                kinds[i, j] = TEXT
+            else:
+                kinds[i, j] = MARKER
+    return kinds, values
+
+
+def _sum_matches(values: np.ndarray, max_run: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """Share of each line's numbers equal to the sum of 2+ consecutive numbers below / above it.
+
+    Rows without a number in that column are skipped (blank lines and group labels sit inside runs).
+    """
+    n, width = values.shape
+    below = np.zeros(n)
+    above = np.zeros(n)
+    counts = np.zeros(n)
+    for j in range(width):
+        col = values[:, j]
+        idx = np.flatnonzero(~np.isnan(col))
+        if len(idx) < 3:
+            continue
+        v = col[idx]
+        m = len(v)
+        csum = np.concatenate([[0.0], np.cumsum(v)])
+        counts[idx] += 1
+        tol = np.maximum(np.abs(v) * 0.002, 1.01 * _rounding_unit(v))
+        for k in range(2, min(max_run, m - 1) + 1):
+            # sum of the k values following position p: csum[p+1+k] - csum[p+1]
+            p = np.arange(0, m - k)
+            s = csum[p + 1 + k] - csum[p + 1]
+            hit = (np.abs(s - v[p]) <= tol[p]) & (v[p] != 0)
+            below[idx[p[hit]]] += 1
+            q = np.arange(k, m)
+            s = csum[q] - csum[q - k]
+            hit = (np.abs(s - v[q]) <= tol[q]) & (v[q] != 0)
+            above[idx[q[hit]]] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, np.minimum(below, counts) / np.maximum(counts, 1), 0.0), np.where(
+            counts > 0, np.minimum(above, counts) / np.maximum(counts, 1), 0.0
+        )
+
+
+def _rounding_unit(v: np.ndarray) -> np.ndarray:
+    """Published figures are rounded: a total may differ from the sum of its parts by a few units."""
+    frac = np.abs(v - np.round(v))
+    unit = np.where(frac < 1e-9, 1.0, 0.1)
+    return unit * 2
+
+
+def sheet_features(rows: list[list[str]], decimal: str | None = None) -> np.ndarray:
+    """A (lines x FEATURE_NAMES) matrix for one sheet; empty lines get a row too (they are never classified)."""
+    n = len(rows)
+    if n == 0:
+        return np.zeros((0, len(FEATURE_NAMES)))
+    if decimal is None:
+        decimal = guess_decimal(c for r in rows for c in r)
+    kinds, values = cell_kinds(rows, decimal)
+    width = max(kinds.shape[1], 1)
+    nonempty = kinds != EMPTY
+    n_cells = nonempty.sum(axis=1)
+    blank = n_cells == 0
+    safe = np.maximum(n_cells, 1)
+    num = (kinds == NUMBER).sum(axis=1)
+    numeric_line = (num >= 1) & (num / safe >= 0.5) & (n_cells >= 2)
+
+    # Column types from the lines that look like data
+    data_like = numeric_line
+    col_num = (kinds[data_like] == NUMBER).sum(axis=0) + (kinds[data_like] == MARKER).sum(axis=0)
+    col_text = (kinds[data_like] == TEXT).sum(axis=0)
+    numeric_cols = (col_num > col_text) & (col_num >= 1)
+    n_numeric_cols = max(int(numeric_cols.sum()), 1)
+
+    sum_below, sum_above = _sum_matches(values)
+    base = np.zeros((n, len(BASE_FEATURES)))
+    for i, row in enumerate(rows):
+        if blank[i]:
+            continue
+        k = kinds[i]
+        cols = np.flatnonzero(k != EMPTY)
+        first = row[cols[0]].strip()
+        texts = [row[j].strip() for j in cols if k[j] == TEXT]
+        joined = " ".join(row[j].strip() for j in cols)
+        letters = [ch for ch in joined if ch.isalpha()]
+        years = sum(1 for j in cols if _YEAR.match(row[j].strip()))
+        base[i] = [
+            n_cells[i] / width,
+            np.log1p(n_cells[i]),
+            num[i] / safe[i],
+            (k == MARKER).sum() / safe[i],
+            (k == TEXT).sum() / safe[i],
+            years / safe[i],
+            (k == MARK).sum() / safe[i],
+            float(cols[0] == 0),
+            float(n_cells[i] == 1),
+            float(k[cols[0]] == TEXT),
+            float(k[cols[0]] == NUMBER),
+            np.log1p(len(first)),
+            np.log1p(sum(len(t) for t in texts)),
+            float(first.endswith(":") or first.endswith("--") or first.endswith("—")),
+            float(bool(_TOTAL.search(first))),
+            float(bool(_AVERAGE.search(first))),
+            float(bool(_NOTES.match(first))),
+            float(bool(_SOURCE.search(joined))),
+            float(bool(_TITLE.match(first))),
+            float(bool(_UNIT.search(joined))),
+            float(bool(_CONTINUED.search(joined))),
+            (sum(ch.isupper() for ch in letters) / len(letters)) if letters else 0.0,
+            float(any(_YEARISH.search(t) for t in texts)),
+            cols[0] / width,
+            cols[-1] / width,
+            min(len(row[cols[0]]) - len(row[cols[0]].lstrip()), 8) / 8,
+            ((k == TEXT) & numeric_cols).sum() / n_numeric_cols,
+            ((k == EMPTY) & numeric_cols).sum() / n_numeric_cols,
+            sum_below[i],
+            sum_above[i],
+            float(len(joined) > 60),
+            float(k[0] in (NUMBER, MARKER)) if width else 0.0,
+        ]
+
+    # Position relative to the sheet and to its numeric block
+    order = np.flatnonzero(~blank)
+    rank = np.full(n, -1)
+    rank[order] = np.arange(len(order))
+    m = max(len(order), 1)
+    numeric_rank = rank[numeric_line & ~blank]
+    first_num = numeric_rank.min() if len(numeric_rank) else m
+    last_num = numeric_rank.max() if len(numeric_rank) else -1
+    blank_above = np.zeros(n)
+    blank_below = np.zeros(n)
+    run = 0
+    for i in range(n):
+        blank_above[i] = run
+        run = run + 1 if blank[i] else 0
+    run = 0
+    for i in range(n - 1, -1, -1):
+        blank_below[i] = run
+        run = run + 1 if blank[i] else 0
+    context = np.zeros((n, len(CONTEXT_FEATURES)))
+    r = rank.astype(float)
+    context[:, 0] = np.arange(n) / max(n - 1, 1)
+    context[:, 1] = r / max(m - 1, 1)
+    context[:, 2] = rank == 0
+    context[:, 3] = rank == m - 1
+    context[:, 4] = r < first_num
+    context[:, 5] = r > last_num
+    context[:, 6] = np.clip(r - first_num, -10, 10) / 10
+    context[:, 7] = np.clip(r - last_num, -10, 10) / 10
+    context[:, 8] = np.minimum(blank_above, 4) / 4
+    context[:, 9] = np.minimum(blank_below, 4) / 4
+    context[:, 10] = np.log1p(width)
+    context[:, 11] = numeric_line.sum() / m
+
+    # The same descriptors of the two previous and two next non-empty lines
+    neigh_idx = [BASE_FEATURES.index(name) for name in _NEIGHBOUR]
+    neighbours = np.zeros((n, len(NEIGHBOUR_FEATURES)))
+    dense = base[order][:, neigh_idx]
+    nn = len(_NEIGHBOUR)
+    for pos, i in enumerate(order):
+        for slot, offset in enumerate((-1, -2, 1, 2)):
+            p = pos + offset
+            if 0 <= p < len(order):
+                neighbours[i, slot * nn : (slot + 1) * nn] = dense[p]
+            else:
+                neighbours[i, slot * nn : (slot + 1) * nn] = -1
+        neighbours[i, -2] = min(i - order[pos - 1] - 1, 4) / 4 if pos > 0 else 1
+        neighbours[i, -1] = min(order[pos + 1] - i - 1, 4) / 4 if pos + 1 < len(order) else 1
+    return np.hstack([base, context, neighbours])
