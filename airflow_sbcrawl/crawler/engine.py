@@ -17,7 +17,7 @@ import numpy as np
 
 from airflow_sbcrawl.crawler import state as ckpt
 from airflow_sbcrawl.crawler.budget import Budget, BudgetExhausted
-from airflow_sbcrawl.crawler.classify import HTML, TARGET, OracleClassifier, UrlClassifier
+from airflow_sbcrawl.crawler.classify import HTML, LABEL_NAMES, TARGET, OracleClassifier, UrlClassifier
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.earlystop import EarlyStopping
 from airflow_sbcrawl.crawler.fetch import Fetcher, Response
@@ -72,6 +72,7 @@ class CrawlSummary:
     elapsed_s: float = 0.0
     cpu_s: float = 0.0
     outcomes: dict[str, int] = field(default_factory=dict)
+    classifier_confusion: dict[str, int] = field(default_factory=dict)
     start_error: str = ""
     sink: str = ""
 
@@ -108,6 +109,8 @@ class Crawler:
         self.robots = RobotsRules(config.user_agent, self._fetch_robots, enabled=config.respect_robots)
         self.fetcher.host_delay = self.robots.delays  # Crawl-delay lines slow the fetcher down per host
         self.outcomes: Counter[str] = Counter()
+        # URL classifier prediction -> what the GET found ("HTML->target" …), for reports.
+        self.confusion: Counter[str] = Counter()
         self.pages = 0
         self.targets = 0
         self.head_requests = 0
@@ -146,7 +149,8 @@ class Crawler:
             head_requests=self.head_requests, bytes=self.budget.bytes, frontier=len(self.policy),
             actions=len(getattr(self.policy, "actions", ())), resumed_from=self.resumed_from,
             elapsed_s=round(time.monotonic() - self._started, 3), cpu_s=round(time.thread_time() - cpu0, 3),
-            outcomes=dict(self.outcomes), start_error=self.start_error, sink=self.sink.describe(),
+            outcomes=dict(self.outcomes), classifier_confusion=dict(self.confusion), start_error=self.start_error,
+            sink=self.sink.describe(),
         )
 
     def _prepare(self, resume: bool, fresh: bool) -> bool:
@@ -245,6 +249,14 @@ class Crawler:
         return 0
 
     def _get(self, link_id: int) -> tuple[Response, int]:
+        resp, final_id = self._follow(link_id)
+        predicted = self.links.predicted[link_id]
+        if predicted >= 0:
+            actual = resp.kind if resp.kind in ("html", "target") else "neither"
+            self.confusion[f"{LABEL_NAMES[predicted]}->{actual}"] += 1
+        return resp, final_id
+
+    def _follow(self, link_id: int) -> tuple[Response, int]:
         """GET a link, following redirects by hand: each hop is a counted request, must stay in scope and
         allowed by robots.txt, and must lead to a URL not seen before (which also breaks redirect loops)."""
         url = self.links.urls[link_id]
@@ -322,7 +334,10 @@ class Crawler:
             labels.append(label)
             i += 1
         if i < len(links):
-            labels.extend(int(x) for x in self.classifier.predict([link.url for link in links[i:]]))
+            predicted = self.classifier.predict([link.url for link in links[i:]])
+            for link, label in zip(links[i:], predicted, strict=True):
+                self.links.predicted[link.id] = label
+                labels.append(int(label))
         return labels
 
     def _fetch_predicted_target(self, link_id: int, nesting: int) -> int:
@@ -393,6 +408,7 @@ class Crawler:
             "bytes": self.budget.bytes,
             "rows_written": self.rows_written,
             "outcomes": dict(self.outcomes),
+            "confusion": dict(self.confusion),
             "rng": self.rng.bit_generator.state,
             "policy": self.policy.state(),
             "classifier": self.classifier.state(),
@@ -431,6 +447,7 @@ class Crawler:
         self.budget.bytes = state["bytes"]
         self.rows_written = state["rows_written"]
         self.outcomes = Counter(state["outcomes"])
+        self.confusion = Counter(state["confusion"])
         self.rng.bit_generator.state = state["rng"]
         self.links = LinkTable.restore(urls, state["paths"], arrays)
         policy_arrays = {k.split(".", 1)[1]: v for k, v in arrays.items() if k.startswith("policy.")}

@@ -16,6 +16,9 @@ class LinkTable:
         self.depth = array("i")
         self.parent = array("i")  # id of the page the link was found on, -1 for the start URL
         self.path = array("i")  # interned tag path id, -1 when unknown
+        # What the URL classifier predicted for the link (classify.HTML / classify.TARGET), -1 when it was not
+        # asked (HEAD-labelled, start page, policies that do not classify): kept to measure the classifier.
+        self.predicted = array("b")
         self.ids: dict[str, int] = {}  # every URL seen, to its id
         self.paths: list[str] = []
         self._path_ids: dict[str, int] = {}
@@ -31,6 +34,7 @@ class LinkTable:
         self.urls.append(url)
         self.depth.append(depth)
         self.parent.append(parent)
+        self.predicted.append(-1)
         if tag_path is None:
             self.path.append(-1)
         else:
@@ -56,6 +60,7 @@ class LinkTable:
             "link_depth": np.frombuffer(self.depth, dtype=np.int32).copy(),
             "link_parent": np.frombuffer(self.parent, dtype=np.int32).copy(),
             "link_path": np.frombuffer(self.path, dtype=np.int32).copy(),
+            "link_predicted": np.frombuffer(self.predicted, dtype=np.int8).copy(),
         }
 
     @classmethod
@@ -65,7 +70,8 @@ class LinkTable:
         table.depth = array("i", arrays["link_depth"].astype(np.int32).tobytes())
         table.parent = array("i", arrays["link_parent"].astype(np.int32).tobytes())
         table.path = array("i", arrays["link_path"].astype(np.int32).tobytes())
-        if not len(urls) == len(table.depth) == len(table.parent) == len(table.path):
+        table.predicted = array("b", arrays["link_predicted"].astype(np.int8).tobytes())
+        if not len(urls) == len(table.depth) == len(table.parent) == len(table.path) == len(table.predicted):
             raise ValueError("link table arrays disagree in length")
         table.ids = {u: i for i, u in enumerate(urls)}
         table.paths = paths
