@@ -212,6 +212,6 @@ def classify_and_detect(
     decimal = guess_decimal(c for r in grid for c in r)
     if not provenance.detector_version:
         provenance = replace(provenance, detector_version=DETECTOR_VERSION)
-    return [
-        build_table(grid, classes, proba, span, provenance, k, decimal) for k, span in enumerate(_segments(classes))
-    ]
+    spans = _segments(classes)
+    tables = [build_table(grid, classes, proba, span, provenance, k, decimal) for k, span in enumerate(spans)]
+    return classes, tables
