@@ -1,0 +1,218 @@
+"""A real HTTP server for a simulated site: forward proxy and virtual host at once, with its own request log.
+
+A crawler reaches the fake host names either through ``HTTP_PROXY=http://127.0.0.1:PORT`` (requests then
+sends absolute-form request lines, ``GET http://www.stats.example/x HTTP/1.1``) or by connecting to the port
+with a ``Host:`` header.  The log is what benchmarks count: requests as the server saw them, not as the
+crawler believes it made them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from airflow_sbcrawl.sim.site import WWW, Site, build_site
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    method: str
+    url: str
+    status: int
+    bytes_sent: int  # body bytes actually written (less than the body if the client hung up)
+    time: float  # time.monotonic() at the end of the response
+
+
+class RequestLog:
+    """Thread-safe append-only list of LogEntry."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: list[LogEntry] = []
+
+    def add(self, entry: LogEntry) -> None:
+        with self._lock:
+            self._entries.append(entry)
+
+    def entries(self) -> list[LogEntry]:
+        with self._lock:
+            return list(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"  # keep-alive: a 50k-page crawl must not open 50k connections
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet by default
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_HEAD(self) -> None:
+        self._serve("HEAD")
+
+    def _absolute_url(self) -> str:
+        if self.path.startswith(("http://", "https://")):
+            return self.path  # proxy mode: absolute-form request line
+        host = (self.headers.get("Host") or WWW).split(":")[0].lower()
+        if host in ("127.0.0.1", "localhost", ""):
+            host = WWW  # direct browsing of the port lands on the main host
+        return f"http://{host}{self.path}"
+
+    def _serve(self, method: str) -> None:
+        url = self._absolute_url()
+        site = self.server.site
+        try:
+            status, headers, body = site.response(method, url)
+        except Exception:  # a simulator bug must show up as a 500 in the log, not as a hung client
+            status, headers, body = 500, {"Content-Type": "text/plain", "Content-Length": "0"}, []
+        sent = 0
+        close = "Content-Length" not in headers or headers.get("Connection") == "close"
+        try:
+            self.send_response(status)
+            for k, v in headers.items():
+                if k != "Connection":
+                    self.send_header(k, v)
+            if close:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            if method != "HEAD":
+                for chunk in body:
+                    self.wfile.write(chunk)
+                    sent += len(chunk)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError):
+            close = True  # the client hung up, as a crawler capping a download should
+        finally:
+            if close:
+                self.close_connection = True
+            with contextlib.suppress(Exception):
+                body.close()  # type: ignore[union-attr]  # stop generators of streamed bodies
+            self.server.log.add(LogEntry(method, url, status, sent, time.monotonic()))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # stop() must not wait for a slow-drip response to finish
+    allow_reuse_address = True
+
+    def __init__(self, addr: tuple[str, int], site: Site, log: RequestLog, verbose: bool) -> None:
+        self.site = site
+        self.log = log
+        self.verbose = verbose
+        super().__init__(addr, _Handler)
+
+
+class SimServer:
+    """Serve ``site`` on 127.0.0.1; usable as a context manager.
+
+    >>> with SimServer(build_site("tiny")) as srv:  # doctest: +SKIP
+    ...     requests.get(srv.site.start_url, proxies={"http": srv.proxy_url})
+    """
+
+    def __init__(self, site: Site, port: int = 0, host: str = "127.0.0.1", verbose: bool = False) -> None:
+        self.site = site
+        self._addr = (host, port)
+        self._verbose = verbose
+        self._log = RequestLog()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> SimServer:
+        if self._server is None:
+            self._server = _Server(self._addr, self.site, self._log, self._verbose)
+            self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
+                                            name=f"sim-{self.site.profile.name}", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+            self._server = None
+            self._thread = None
+
+    def __enter__(self) -> SimServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("server not started")
+        return self._server.server_address[1]
+
+    @property
+    def proxy_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """The port itself, answering as the main host (Host-header mode for clients without a proxy)."""
+        return f"http://127.0.0.1:{self.port}/"
+
+    @property
+    def log(self) -> list[LogEntry]:
+        """A snapshot of every request served since start (or the last reset_log)."""
+        return self._log.entries()
+
+    def reset_log(self) -> None:
+        """Forget the log and the per-URL state (429 counters), e.g. between two crawls of a benchmark."""
+        self._log.clear()
+        self.site.reset_state()
+
+    def summary(self) -> dict[str, Any]:
+        entries = self._log.entries()
+        # Never trigger the ground-truth walk from here: on the large profile it takes a while.
+        targets = self.site.targets if self.site.has_ground_truth else None
+        served_targets = {
+            e.url for e in entries
+            if e.method == "GET" and e.status == 200 and self.site.kind(e.url) == "target"
+        }
+        return {
+            "requests": len(entries),
+            "by_method": dict(Counter(e.method for e in entries)),
+            "by_status": dict(Counter(e.status for e in entries)),
+            "bytes_sent": sum(e.bytes_sent for e in entries),
+            "targets_served": len(served_targets),
+            "targets_total": len(targets) if targets is not None else None,
+            "out_of_scope_requests": sum(1 for e in entries if not self.site.in_scope(e.url)),
+        }
+
+
+def serve_forever(profile: str = "small", seed: int = 0, port: int = 8765, crawl_delay: float | None = None,
+                  verbose: bool = False) -> None:
+    """Serve a site until interrupted (the ``sbcrawl serve-sim PROFILE`` command)."""
+    site = build_site(profile, seed, crawl_delay)
+    srv = SimServer(site, port=port, verbose=verbose).start()
+    print(f"Serving site {profile!r} (seed {seed})", flush=True)
+    print(f"  proxy:     HTTP_PROXY={srv.proxy_url}", flush=True)
+    print(f"  start URL: {site.start_url}", flush=True)
+    print(f"  direct:    {srv.base_url} (answers as {WWW})", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.stop()
