@@ -5,10 +5,20 @@ from __future__ import annotations
 from typing import Protocol
 
 
-class BudgetExhausted(Exception):
+class CrawlInterrupted(Exception):
+    """The crawl must stop before the next request; whatever was not done yet is parked for a resume."""
+
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class BudgetExhausted(CrawlInterrupted):
+    pass
+
+
+class StopRequested(CrawlInterrupted):
+    pass
 
 
 class Journal(Protocol):

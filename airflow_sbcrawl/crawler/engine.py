@@ -16,7 +16,7 @@ from email.message import Message
 import numpy as np
 
 from airflow_sbcrawl.crawler import state as ckpt
-from airflow_sbcrawl.crawler.budget import Budget, BudgetExhausted
+from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted
 from airflow_sbcrawl.crawler.classify import HTML, LABEL_NAMES, TARGET, OracleClassifier, UrlClassifier
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.earlystop import EarlyStopping
@@ -123,6 +123,8 @@ class Crawler:
         self._last_progress = 0.0
         self.resumed_from: int | None = None
         self.start_error = ""
+        # Pages taken from the policy whose GET an interruption (budget, stop) prevented: crawled first on resume.
+        self._parked: list[int] = []
         # Requests spent and targets retrieved after each page: the harvest curve of reports.
         self.harvest_requests = array("q")
         self.harvest_targets = array("q")
@@ -186,14 +188,15 @@ class Crawler:
                     return self._stop_reason
                 if self.config.early_stopping and self.early.should_stop:
                     return "early stopping: target discovery has slowed down"
-                link_id = self.policy.next()
+                # Pages parked by an interruption come first; the policy never hears of them again.
+                link_id = self._parked.pop() if self._parked else self.policy.next()
                 if link_id is None:
                     return "frontier exhausted: every reachable page was crawled"
                 reward = self._crawl_page(link_id)
                 self.policy.feedback(link_id, reward)
                 self._after_page()
-        except BudgetExhausted as exc:
-            return exc.reason
+        except CrawlInterrupted as exc:
+            return self._stop_reason or exc.reason
 
     def _after_page(self) -> None:
         self.pages += 1
@@ -225,7 +228,7 @@ class Crawler:
         if not self.robots.allowed(url):
             return f"robots.txt does not allow crawling the start page {url}"
         link_id = self.links.ids[url]
-        resp, final_id = self._get(link_id)
+        resp, final_id = self._get_or_park(link_id)
         if resp.kind == "html":
             self._learn(resp.url, HTML)
             self._process_page(final_id, resp, nesting=0)
@@ -239,7 +242,7 @@ class Crawler:
 
     def _crawl_page(self, link_id: int) -> int:
         """Algorithm 4 for a link taken from the frontier; returns its reward (new targets retrieved)."""
-        resp, final_id = self._get(link_id)
+        resp, final_id = self._get_or_park(link_id)
         if resp.kind == "html":
             self._learn(resp.url, HTML)
             return self._process_page(final_id, resp, nesting=0)
@@ -247,6 +250,13 @@ class Crawler:
             self._learn(resp.url, TARGET)
             self._store_target(final_id, link_id, resp)
         return 0
+
+    def _get_or_park(self, link_id: int) -> tuple[Response, int]:
+        try:
+            return self._get(link_id)
+        except CrawlInterrupted:
+            self._parked.append(link_id)
+            raise
 
     def _get(self, link_id: int) -> tuple[Response, int]:
         resp, final_id = self._follow(link_id)
@@ -258,11 +268,13 @@ class Crawler:
 
     def _follow(self, link_id: int) -> tuple[Response, int]:
         """GET a link, following redirects by hand: each hop is a counted request, must stay in scope and
-        allowed by robots.txt, and must lead to a URL not seen before (which also breaks redirect loops)."""
+        allowed by robots.txt, and must lead to a URL not seen before (which also breaks redirect loops).
+        A hop's URL joins the link table only once its response is in, so an interrupted chain is redone
+        whole on resume."""
         url = self.links.urls[link_id]
-        for _hop in range(self.config.max_redirects + 1):
-            resp = self.fetcher.fetch(url)
-            self._count(resp)
+        resp = self.fetcher.fetch(url)
+        self._count(resp)
+        for _hop in range(self.config.max_redirects):
             if resp.kind != "redirect":
                 return resp, link_id
             target = resolve(url, resp.location or "")
@@ -275,10 +287,13 @@ class Crawler:
             if not self.robots.allowed(target):
                 self.outcomes["redirect disallowed by robots.txt"] += 1
                 return resp, link_id
+            resp = self.fetcher.fetch(target)
+            self._count(resp)
             link_id = self.links.add(target, self.links.depth[link_id], self.links.parent[link_id],
                                      self.links.tag_path(link_id) or None)
             url = target
-        self.outcomes["too many redirects"] += 1
+        if resp.kind == "redirect":
+            self.outcomes["too many redirects"] += 1
         return resp, link_id
 
     def _count(self, resp: Response) -> None:
@@ -301,23 +316,36 @@ class Crawler:
         new: list[NewLink] = []
         for link in extract_links(resp.body, page_url, _charset(resp.headers.get("content-type"))):
             url = link.url
-            if url in self.links or url not in self.scope:
+            if url in self.links or url not in self.scope or extension(url) in self.config.blocked_extensions:
                 continue
-            if extension(url) in self.config.blocked_extensions or not self.robots.allowed(url):
-                continue
-            new.append(NewLink(self.links.add(url, depth, page_id, link.tag_path), url, link.tag_path,
-                               link.anchor, depth))
+            try:
+                allowed = self.robots.allowed(url)  # may fetch a new subdomain's robots.txt
+            except CrawlInterrupted:
+                # The page's remaining links are unread: keep what was taken, read the page again on resume.
+                self.policy.add(new)
+                self._parked.append(page_id)
+                raise
+            if allowed:
+                new.append(NewLink(self.links.add(url, depth, page_id, link.tag_path), url, link.tag_path,
+                                   link.anchor, depth))
         if not self.policy.classifies_links:
             self.policy.add(new)
             return 0
         reward = 0
         pages: list[NewLink] = []
-        for link, label in zip(new, self._labels(new), strict=True):
-            if label == TARGET and nesting < _MAX_NESTING:
-                reward += self._fetch_predicted_target(link.id, nesting)
-            elif label is not None:
-                pages.append(link)
-        self.policy.add(pages)
+        handled = 0
+        try:
+            for link, label in zip(new, self._labels(new), strict=True):
+                if label == TARGET and nesting < _MAX_NESTING:
+                    reward += self._fetch_predicted_target(link.id, nesting)
+                elif label is not None:
+                    pages.append(link)
+                handled += 1
+        except CrawlInterrupted:
+            pages.extend(new[handled:])  # not fetched yet: into the frontier, so a resume crawls them
+            raise
+        finally:
+            self.policy.add(pages)
         return reward
 
     def _labels(self, links: list[NewLink]) -> list[int | None]:
@@ -415,6 +443,7 @@ class Crawler:
             "early_stopping": self.early.state(),
             "robots": self.robots.texts,
             "paths": self.links.paths,
+            "parked": self._parked,
         }
         arrays = {
             **self.links.arrays(),
@@ -455,6 +484,7 @@ class Crawler:
         self.classifier.restore(state["classifier"], arrays.get("classifier_coef"))
         self.early.restore(state["early_stopping"])
         self.robots.texts = dict(state["robots"])
+        self._parked = [int(x) for x in state["parked"]]
         self.harvest_requests = array("q", arrays["harvest_requests"].astype(np.int64).tobytes())
         self.harvest_targets = array("q", arrays["harvest_targets"].astype(np.int64).tobytes())
         self._pages_at_checkpoint = self.pages

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from airflow_sbcrawl.crawler.budget import Budget
+from airflow_sbcrawl.crawler.budget import Budget, StopRequested
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.mimes import is_html, media_type
 
@@ -99,12 +99,15 @@ class Fetcher:
     def fetch(self, url: str, method: str = "GET") -> Response:
         """One request with retries on connection errors, 429 and 5xx-unavailable; each attempt is budgeted.
 
-        Raises BudgetExhausted when the budget cannot pay for the (next) attempt."""
+        Raises BudgetExhausted when the budget cannot pay for the (next) attempt, and StopRequested when
+        the crawl was asked to stop (before sending, or while a body was still arriving)."""
         host = urlsplit(url).netloc
         attempt = 0
         while True:
-            self.budget.reserve_request()
             self._wait_turn(host)
+            if self.stop.is_set():
+                raise StopRequested("stop requested")
+            self.budget.reserve_request()
             resp = self._attempt(url, method)
             retryable = resp.status in _RETRY_STATUSES or (resp.status is None and resp.error.startswith("network"))
             if not retryable or attempt >= self.config.retries or self.stop.is_set():
@@ -189,7 +192,7 @@ class Fetcher:
                     return f"body larger than {cap} bytes"
                 sink(chunk)
                 if self.stop.is_set():
-                    return "crawl stopped"
+                    raise StopRequested("stop requested while a response was arriving")
         finally:
             timer.cancel()
 
@@ -208,13 +211,17 @@ class Fetcher:
         fd, name = tempfile.mkstemp(prefix="sbcrawl-", suffix=".part", dir=self.tmp_dir)
         path = Path(name)
         size = 0
-        with os.fdopen(fd, "wb") as fh:
-            def sink(chunk: bytes) -> None:
-                nonlocal size
-                digest.update(chunk)
-                fh.write(chunk)
-                size += len(chunk)
-            error = self._stream(raw, self.config.max_target_bytes, sink)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                def sink(chunk: bytes) -> None:
+                    nonlocal size
+                    digest.update(chunk)
+                    fh.write(chunk)
+                    size += len(chunk)
+                error = self._stream(raw, self.config.max_target_bytes, sink)
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
         if error:
             path.unlink(missing_ok=True)
             out.kind, out.error = "error", error
