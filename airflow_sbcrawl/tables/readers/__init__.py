@@ -8,6 +8,7 @@ and the MIME type and extension only decide between text formats that have no ma
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 
 from .archive import Budget, read_gzip, read_tar, read_zip
@@ -54,6 +55,9 @@ _EXT_FORMATS = {
 }  # fmt: skip
 
 
+_JSON_START = re.compile(rb'^(\[\s*[\[{"\d\]-]|\{\s*["}])')
+
+
 def _zip_kind(data: bytes) -> str:
     """OOXML and ODF are zip files too; their member names say which."""
     try:
@@ -93,8 +97,9 @@ def sniff_format(data: bytes, mime: str | None = None, name: str = "") -> str:
     looks_html = text.startswith((b"<!doctype html", b"<html")) or b"<html" in text[:512]
     looks_json = text[:1] in (b"{", b"[")
     # A text MIME type or extension is trusted only when the content does not contradict it
+    looks_json = looks_json and bool(_JSON_START.match(text))
     for guess in (by_mime, by_ext):
-        if guess in ("csv", "tsv") and not looks_markup:
+        if guess in ("csv", "tsv") and not looks_markup and not looks_json:
             return guess
         if guess == "json" and looks_json:
             return guess
@@ -109,8 +114,7 @@ def sniff_format(data: bytes, mime: str | None = None, name: str = "") -> str:
     return "tsv" if by_ext == "tsv" else "csv"
 
 
-def _read(data: bytes, name: str, depth: int, budget: Budget, mime: str | None = None) -> ReadResult:
-    member = name if depth > 0 else ""
+def _read(data: bytes, name: str, member: str, depth: int, budget: Budget, mime: str | None = None) -> ReadResult:
     fmt = sniff_format(data, mime if depth == 0 else None, name)
     limits = budget.limits
     try:
@@ -119,7 +123,7 @@ def _read(data: bytes, name: str, depth: int, budget: Budget, mime: str | None =
                 reason = f"archive nested deeper than {limits.max_depth}"
                 return ReadResult(errors=[ReadError(member, reason, fmt)])
             reader = {"zip": read_zip, "gzip": read_gzip, "tar": read_tar}[fmt]
-            return reader(data, member, depth, budget, _read)
+            return reader(data, name, member, depth, budget, _read)
         if fmt in ("csv", "tsv"):
             result = read_delimited(data, name.rsplit("/", 1)[-1], limits=limits, tsv=fmt == "tsv")
         elif fmt in ("xlsx", "xls", "xlsb", "ods"):
@@ -145,4 +149,4 @@ def _read(data: bytes, name: str, depth: int, budget: Budget, mime: str | None =
 
 def read_bytes(data: bytes, *, mime: str | None = None, name: str = "", limits: Limits | None = None) -> ReadResult:
     """Every sheet in ``data`` (archives opened recursively) and the reasons for whatever was not read."""
-    return _read(data, name, 0, Budget(limits or Limits()), mime)
+    return _read(data, name, "", 0, Budget(limits or Limits()), mime)

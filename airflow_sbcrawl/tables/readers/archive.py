@@ -56,15 +56,16 @@ def _read_stream(stream, compressed: int, budget: Budget) -> bytes:
         _check_ratio(len(out), compressed, budget.limits)
 
 
-# read(data, name, depth, budget) -> ReadResult: the dispatcher, passed in to avoid an import cycle
-Reader = Callable[[bytes, str, int, Budget], ReadResult]
+# read(data, name, member, depth, budget) -> ReadResult: the dispatcher, passed in to avoid an import
+# cycle. ``name`` is what the bytes were called (for the extension), ``member`` their path for provenance.
+Reader = Callable[[bytes, str, str, int, Budget], ReadResult]
 
 
 def _join(prefix: str, name: str) -> str:
     return f"{prefix}/{name}" if prefix else name
 
 
-def read_zip(data: bytes, prefix: str, depth: int, budget: Budget, read: Reader) -> ReadResult:
+def read_zip(data: bytes, name: str, prefix: str, depth: int, budget: Budget, read: Reader) -> ReadResult:
     result = ReadResult()
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
@@ -89,13 +90,14 @@ def read_zip(data: bytes, prefix: str, depth: int, budget: Budget, read: Reader)
                 # RuntimeError: encrypted member; NotImplementedError: unknown compression method
                 result.errors.append(ReadError(member, f"unreadable member: {exc}", "zip"))
                 continue
-            result.extend(read(content, member, depth + 1, budget))
+            result.extend(read(content, info.filename, member, depth + 1, budget))
     return result
 
 
-def read_gzip(data: bytes, prefix: str, depth: int, budget: Budget, read: Reader) -> ReadResult:
-    lower = prefix.lower()
-    inner = prefix[:-3] if lower.endswith(".gz") else (prefix[:-4] + ".tar" if lower.endswith(".tgz") else prefix)
+def read_gzip(data: bytes, name: str, prefix: str, depth: int, budget: Budget, read: Reader) -> ReadResult:
+    base = name.rsplit("/", 1)[-1]
+    lower = base.lower()
+    inner = base[:-3] if lower.endswith(".gz") else (base[:-4] + ".tar" if lower.endswith(".tgz") else "")
     inner = inner or "decompressed"
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     out = bytearray()
@@ -116,12 +118,10 @@ def read_gzip(data: bytes, prefix: str, depth: int, budget: Budget, read: Reader
         return ReadResult(errors=[ReadError(prefix, str(exc), "gzip")])
     except zlib.error as exc:
         return ReadResult(errors=[ReadError(prefix, f"bad gzip: {exc}", "gzip")])
-    if inner == prefix and tarfile.is_tarfile(io.BytesIO(bytes(out))):
-        inner = prefix + ".tar"
-    return read(bytes(out), inner, depth + 1, budget)
+    return read(bytes(out), inner, _join(prefix, inner), depth + 1, budget)
 
 
-def read_tar(data: bytes, prefix: str, depth: int, budget: Budget, read: Reader) -> ReadResult:
+def read_tar(data: bytes, name: str, prefix: str, depth: int, budget: Budget, read: Reader) -> ReadResult:
     result = ReadResult()
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tf:

@@ -28,10 +28,14 @@ def decode(data: bytes, sample_size: int = 64 * 1024) -> tuple[str, str]:
     except UnicodeDecodeError:
         pass
     candidates = []
+    sample = data[:sample_size]
+    # A detector needs evidence: on a few accented words it happily picks a CJK code page, while
+    # cp1252 is what western statistics offices write when they do not write UTF-8.
+    enough = sum(b > 127 for b in sample) >= 200
     try:
         from charset_normalizer import from_bytes
 
-        best = from_bytes(data[:sample_size]).best()
+        best = from_bytes(sample).best() if enough else None
         if best is not None and best.encoding:
             candidates.append(best.encoding)
     except ImportError:  # optional: the fallbacks below are good enough for western offices

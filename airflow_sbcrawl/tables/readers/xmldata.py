@@ -16,6 +16,11 @@ def _local(tag: object) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
+def _elements(elem) -> list:
+    """Child elements only: comments, processing instructions and unexpanded entities are not fields."""
+    return [c for c in elem if isinstance(c.tag, str)]
+
+
 def _parse(data: bytes):
     from lxml import etree
 
@@ -102,7 +107,8 @@ def _generic_xml(root) -> list[dict[str, str]]:
         if parent is not None:
             path = paths.get(id(parent), "") + "/" + path
         paths[id(elem)] = path
-        if (len(elem) and all(len(c) == 0 for c in elem)) or (len(elem) == 0 and elem.attrib):
+        children = _elements(elem)
+        if (children and all(not _elements(c) for c in children)) or (not children and elem.attrib):
             counts[path] += 1
     if not counts:
         return []
@@ -113,9 +119,8 @@ def _generic_xml(root) -> list[dict[str, str]]:
     for elem in root.iter():
         if isinstance(elem.tag, str) and paths.get(id(elem)) == best:
             rec = {_local(k): v for k, v in elem.attrib.items()}
-            for child in elem:
-                if isinstance(child.tag, str):
-                    rec[_local(child.tag)] = (child.text or "").strip()
+            for child in _elements(elem):
+                rec[_local(child.tag)] = "".join(child.itertext()).strip()
             records.append(rec)
     return records
 
