@@ -69,7 +69,8 @@ _DIMENSIONS = (
                   "Transport", "Hospitality", "ICT", "Finance", "Real estate", "Professional services",
                   "Administration", "Education", "Health")),
 )
-_FIRST_YEAR = (2012, 2015, 2017, 2019)
+_BREAKDOWN = ("All", "Men", "Women", "Urban", "Rural")
+_FIRST_YEAR = (2005, 2008, 2010, 2012)
 
 
 @dataclass(frozen=True)
@@ -105,9 +106,10 @@ class Table:
 def make_table(seed: int, key: object, rows: tuple[int, int], code: str) -> Table:
     """The deterministic table of one resource (``key`` identifies it within the site)."""
     measure, unit = seeded.pick(_MEASURES, seed, key, "measure")
-    dim_name, labels = seeded.pick(_DIMENSIONS, seed, key, "dim")
+    dim_name, first_labels = seeded.pick(_DIMENSIONS, seed, key, "dim")
+    labels = [f"{a} - {b}" if b != "All" else a for a in first_labels for b in _BREAKDOWN]
     n_rows = min(len(labels), seeded.randint(rows[0], rows[1], seed, key, "rows"))
-    n_years = seeded.randint(3, 8, seed, key, "years")
+    n_years = seeded.randint(8, 16, seed, key, "years")
     first = seeded.pick(_FIRST_YEAR, seed, key, "year0")
     years = tuple(str(first + i) for i in range(n_years))
     base = seeded.randint(50, 90000, seed, key, "base")

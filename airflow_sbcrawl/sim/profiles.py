@@ -63,7 +63,7 @@ class Profile:
     extensionless_share: float = 0.25
     octet_stream_share: float = 0.1
     formats: tuple[tuple[str, float], ...] = DEFAULT_FORMATS
-    table_rows: tuple[int, int] = (6, 40)
+    table_rows: tuple[int, int] = (20, 60)
     # Errors and redirects sprinkled in article bodies and dataset pages.
     broken_link_share: float = 0.08
     server_error_share: float = 0.05

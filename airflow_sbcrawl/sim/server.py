@@ -25,7 +25,7 @@ class LogEntry:
     url: str
     status: int
     bytes_sent: int  # body bytes actually written (less than the body if the client hung up)
-    time: float  # time.monotonic() at the end of the response
+    time: float  # time.monotonic() when the response started (when it ended, for cut or streamed bodies)
 
 
 class RequestLog:
@@ -35,9 +35,16 @@ class RequestLog:
         self._lock = threading.Lock()
         self._entries: list[LogEntry] = []
 
-    def add(self, entry: LogEntry) -> None:
+    def add(self, entry: LogEntry) -> int:
         with self._lock:
             self._entries.append(entry)
+            return len(self._entries) - 1
+
+    def replace(self, index: int, old: LogEntry, new: LogEntry) -> None:
+        """Correct an entry in place (unless the log was reset meanwhile)."""
+        with self._lock:
+            if index < len(self._entries) and self._entries[index] is old:
+                self._entries[index] = new
 
     def entries(self) -> list[LogEntry]:
         with self._lock:
@@ -55,6 +62,7 @@ class RequestLog:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"  # keep-alive: a 50k-page crawl must not open 50k connections
+    disable_nagle_algorithm = True  # headers and body go out in separate writes: avoid the 40 ms ACK stall
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet by default
         if self.server.verbose:
@@ -83,6 +91,11 @@ class _Handler(BaseHTTPRequestHandler):
             status, headers, body = 500, {"Content-Type": "text/plain", "Content-Length": "0"}, []
         sent = 0
         close = "Content-Length" not in headers or headers.get("Connection") == "close"
+        # Log before the client can see the response, so that a client which checks the log right after
+        # its request finds it there; the byte count is corrected afterwards if the transfer differed.
+        expected = int(headers.get("Content-Length", 0)) if method != "HEAD" else 0
+        entry = LogEntry(method, url, status, expected, time.monotonic())
+        index = self.server.log.add(entry)
         try:
             self.send_response(status)
             for k, v in headers.items():
@@ -103,7 +116,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
             with contextlib.suppress(Exception):
                 body.close()  # type: ignore[union-attr]  # stop generators of streamed bodies
-            self.server.log.add(LogEntry(method, url, status, sent, time.monotonic()))
+            if sent != expected:
+                self.server.log.replace(index, entry, LogEntry(method, url, status, sent, time.monotonic()))
 
 
 class _Server(ThreadingHTTPServer):
