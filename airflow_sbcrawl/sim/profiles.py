@@ -174,6 +174,7 @@ register(
         listing_page_size=15,
         article_dataset_link_share=0.05,
         article_target_link_share=0.02,
+        article_image_share=0.2,
         unique_ids=True,
         expected_urls=20000,
     )

@@ -11,7 +11,6 @@ menu, breadcrumbs, a sidebar and a footer on every page, so most links of any pa
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from html import escape
 
 from airflow_sbcrawl.sim import seeded
@@ -46,6 +45,21 @@ def words(seed: int, vocabulary: Sequence[str], n: int, *key: object) -> list[st
     return [vocabulary[next(draws) % len(vocabulary)] for _ in range(n)]
 
 
+class _Closer:
+    # A plain class, not @contextmanager: pages open thousands of tags and a generator per tag costs 3×.
+    __slots__ = ("close_tag", "parts")
+
+    def __init__(self, parts: list[str], close_tag: str) -> None:
+        self.parts = parts
+        self.close_tag = close_tag
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        self.parts.append(self.close_tag)
+
+
 class Html:
     """An HTML string builder that remembers the links (href of a, area, iframe) it emits."""
 
@@ -62,11 +76,10 @@ class Html:
             return url[len(self.base) - 1 :]
         return url
 
-    @contextmanager
-    def tag(self, tag_name: str, cls: str | None = None, id: str | None = None, **attrs: str) -> Iterator[None]:
+    def tag(self, tag_name: str, cls: str | None = None, id: str | None = None, **attrs: str) -> _Closer:
+        """``with b.tag("div", "cls"):`` writes the open tag now and the close tag on exit."""
         self.open(tag_name, cls, id, **attrs)
-        yield
-        self.parts.append(f"</{tag_name}>")
+        return _Closer(self.parts, f"</{tag_name}>")
 
     def open(self, tag_name: str, cls: str | None = None, id: str | None = None, **attrs: str) -> None:
         a = ""
