@@ -81,7 +81,8 @@ class LineClassifier:
     def predict_proba_sheet(self, rows: Sequence[Sequence[str]]) -> tuple[list[str], np.ndarray]:
         """Classes and class probabilities (columns in ``classes_`` order) for every line of one sheet."""
         rows = [list(map(str, r)) for r in rows]
-        proba = self._proba(sheet_features(rows)) if rows else np.zeros((0, len(self.classes_)))
+        feats = sheet_features(rows) if rows else np.zeros((0, len(FEATURE_NAMES)))
+        proba = self._proba(feats) if rows else np.zeros((0, len(self.classes_)))
         classes = []
         for i, row in enumerate(rows):
             if _is_blank(row):
@@ -89,7 +90,7 @@ class LineClassifier:
                 proba[i] = 0.0
             else:
                 classes.append(self.classes_[int(proba[i].argmax())])
-        return classes, proba
+        return repair(classes, feats), proba
 
     def predict(self, sheets: Sequence[Sequence[Sequence[str]]]) -> list[list[str]]:
         return [self.predict_proba_sheet(rows)[0] for rows in sheets]
@@ -131,6 +132,41 @@ class LineClassifier:
         else:
             text = Path(path).read_text()
         return cls.from_dict(json.loads(text))
+
+
+_F = {name: k for k, name in enumerate(FEATURE_NAMES)}
+
+
+def repair(classes: list[str], feats: np.ndarray) -> list[str]:
+    """Rules that follow from what the classes mean, applied after the model.
+
+    The model learned from SAUS, where every sheet holds one table with totals on top. These rules state
+    the definitions that hold for any sheet: a labelled total that is the sum of its neighbours is derived;
+    a "Source"/"Note" line directly under a table's body is a note; a lone text line after notes and a
+    blank gap opens a new table (its title); a row of years above numbers, below a title, is a header.
+    """
+    out = list(classes)
+    nonempty = [i for i, c in enumerate(out) if c != "empty"]
+    for pos, i in enumerate(nonempty):
+        f = feats[i]
+        prev = out[nonempty[pos - 1]] if pos > 0 else "empty"
+        nxt = out[nonempty[pos + 1]] if pos + 1 < len(nonempty) else "empty"
+        if out[i] == "data" and f[_F["total_and_sum"]] > 0:
+            out[i] = "derived"
+        elif out[i] == "metadata" and prev in ("data", "derived", "notes") and f[_F["kw_notes"]] > 0:
+            out[i] = "notes"
+        elif (
+            out[i] in ("group", "notes")
+            and prev == "notes"
+            and f[_F["single_cell"]] > 0
+            and f[_F["blank_above"]] >= 0.5
+            and f[_F["kw_notes"]] == 0
+            and nxt != "notes"
+        ):
+            out[i] = "metadata"
+        elif out[i] == "data" and prev in ("metadata", "header") and f[_F["year_header"]] > 0:
+            out[i] = "header"
+    return out
 
 
 _DEFAULT: LineClassifier | None = None

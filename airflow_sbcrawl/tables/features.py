@@ -83,6 +83,11 @@ CONTEXT_FEATURES = [
     "blank_below",
     "sheet_width_log",
     "sheet_numeric_lines",
+    "since_numeric",  # non-empty lines since the previous numeric line: local, so a second table's
+    "until_numeric",  # header looks like a header even below the first table
+    "year_header",  # a row of years above numbers, the commonest header of time series
+    "total_and_sum",
+    "sum_any",
 ]
 _NEIGHBOUR = ["fill", "num_share", "text_share", "single_cell", "kw_notes", "first_is_text", "kw_total", "year_share"]
 NEIGHBOUR_FEATURES = [f"{side}{d}_{name}" for side in ("prev", "next") for d in (1, 2) for name in _NEIGHBOUR] + [
@@ -260,6 +265,32 @@ def sheet_features(rows: list[list[str]], decimal: str | None = None) -> np.ndar
     context[:, 9] = np.minimum(blank_below, 4) / 4
     context[:, 10] = np.log1p(width)
     context[:, 11] = numeric_line.sum() / m
+    since = np.full(n, 10.0)
+    until = np.full(n, 10.0)
+    last = None
+    for pos, i in enumerate(order):
+        if last is not None:
+            since[i] = min(pos - last, 10)
+        if numeric_line[i]:
+            last = pos
+    nxt = None
+    for pos in range(len(order) - 1, -1, -1):
+        i = order[pos]
+        if nxt is not None:
+            until[i] = min(nxt - pos, 10)
+        if numeric_line[i]:
+            nxt = pos
+    context[:, 12] = since / 10
+    context[:, 13] = until / 10
+    year_share = base[:, BASE_FEATURES.index("year_share")]
+    following_numbers = np.zeros(n)
+    for pos, i in enumerate(order[:-1]):
+        j = order[pos + 1]
+        following_numbers[i] = numeric_line[j] and year_share[j] < 0.5
+    context[:, 14] = (year_share >= 0.5) * following_numbers
+    sums = np.maximum(sum_above, sum_below)
+    context[:, 15] = base[:, BASE_FEATURES.index("kw_total")] * (sums > 0)
+    context[:, 16] = sums
 
     # The same descriptors of the two previous and two next non-empty lines
     neigh_idx = [BASE_FEATURES.index(name) for name in _NEIGHBOUR]

@@ -98,15 +98,15 @@ def _records_to_rows(records: list[dict[str, str]]) -> list[list[str]]:
 def _generic_xml(root) -> list[dict[str, str]]:
     """The element (by path) that repeats most and whose children are leaves: one record each."""
     counts: Counter[str] = Counter()
-    paths: dict[int, str] = {}
+    paths: dict = {}
     for elem in root.iter():
         if not isinstance(elem.tag, str):
             continue
         parent = elem.getparent()
         path = _local(elem.tag)
         if parent is not None:
-            path = paths.get(id(parent), "") + "/" + path
-        paths[id(elem)] = path
+            path = paths.get(parent, "") + "/" + path
+        paths[elem] = path  # keyed by element: lxml proxies are kept alive, ids are reused
         children = _elements(elem)
         if (children and all(not _elements(c) for c in children)) or (not children and elem.attrib):
             counts[path] += 1
@@ -117,7 +117,7 @@ def _generic_xml(root) -> list[dict[str, str]]:
         return []
     records = []
     for elem in root.iter():
-        if isinstance(elem.tag, str) and paths.get(id(elem)) == best:
+        if isinstance(elem.tag, str) and paths.get(elem) == best:
             rec = {_local(k): v for k, v in elem.attrib.items()}
             for child in _elements(elem):
                 rec[_local(child.tag)] = "".join(child.itertext()).strip()
