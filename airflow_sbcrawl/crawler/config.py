@@ -13,7 +13,7 @@ from airflow_sbcrawl.crawler.urls import InvalidURL, normalize
 
 DEFAULT_USER_AGENT = f"airflow-sbcrawl/{__version__} (+https://pypi.org/project/airflow-sbcrawl/)"
 
-POLICIES = ("sb-classifier", "sb-oracle", "bfs", "dfs", "random")
+POLICIES = ("sb-classifier", "sb-oracle", "bfs", "dfs", "random", "focused", "tp-off")
 
 
 class ConfigError(ValueError):

@@ -99,7 +99,7 @@ class Crawler:
         self.rng = np.random.default_rng(config.seed)
         self.scope = Scope(config.start_url)
         self.links = LinkTable()
-        self.policy: Policy = make_policy(config, self.rng)
+        self.policy: Policy = make_policy(config, self.rng, is_target=is_target)
         self.classifier = (OracleClassifier(is_target) if config.policy == "sb-oracle"
                            else UrlClassifier(config.batch_size, seed=config.seed))
         self.early = EarlyStopping(config.es_window, config.es_epsilon, config.es_decay, config.es_patience)
@@ -243,6 +243,7 @@ class Crawler:
     def _crawl_page(self, link_id: int) -> int:
         """Algorithm 4 for a link taken from the frontier; returns its reward (new targets retrieved)."""
         resp, final_id = self._get_or_park(link_id)
+        self.policy.outcome(link_id, resp.kind)
         if resp.kind == "html":
             self._learn(resp.url, HTML)
             return self._process_page(final_id, resp, nesting=0)

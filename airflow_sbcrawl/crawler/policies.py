@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
@@ -43,6 +43,10 @@ class Policy:
 
     def feedback(self, link_id: int, reward: float) -> None:
         pass
+
+    def outcome(self, link_id: int, kind: str) -> None:
+        """What the GET of a link handed out by ``next`` found (html, target, redirect, blocked, other,
+        error), before ``feedback``: a free label for policies that learn from it (FOCUSED)."""
 
     def __len__(self) -> int:
         raise NotImplementedError
@@ -204,11 +208,24 @@ class SleepingBanditPolicy(Policy):
         }
 
 
-def make_policy(config: CrawlConfig, rng: np.random.Generator) -> Policy:
+def make_policy(config: CrawlConfig, rng: np.random.Generator,
+                is_target: Callable[[str], bool] | None = None) -> Policy:
+    """The policy ``config.policy`` names; ``is_target`` is the truth, needed by TP-OFF's oracle."""
     if config.policy in ("sb-classifier", "sb-oracle"):
         return SleepingBanditPolicy(config, rng, name=config.policy)
     if config.policy in ("bfs", "dfs"):
         return FifoPolicy(lifo=config.policy == "dfs")
     if config.policy == "random":
         return RandomPolicy(rng)
+    # Imported here: baselines imports this module for Policy and NewLink.
+    if config.policy == "focused":
+        from airflow_sbcrawl.crawler.baselines import FocusedPolicy
+
+        return FocusedPolicy(seed=config.seed)
+    if config.policy == "tp-off":
+        from airflow_sbcrawl.crawler.baselines import TagPathOfflinePolicy
+
+        if is_target is None:
+            raise ValueError("policy tp-off learns from an oracle: pass is_target (known only for simulated sites)")
+        return TagPathOfflinePolicy(config, is_target)
     raise ValueError(f"unknown policy {config.policy!r}")
