@@ -16,6 +16,14 @@ def get_provider_info() -> dict:
                 "python-modules": ["airflow_sbcrawl.operators.crawl", "airflow_sbcrawl.operators.tables"],
             }
         ],
+        "hooks": [
+            {
+                # Not a new connection type: the S3 sink and state store use the amazon provider's
+                # S3Hook and its "aws" connections.
+                "integration-name": "SB Crawl",
+                "python-modules": ["airflow_sbcrawl.hooks.s3"],
+            }
+        ],
         "integrations": [
             {
                 "integration-name": "SB Crawl",

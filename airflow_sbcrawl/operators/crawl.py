@@ -1,0 +1,298 @@
+"""SBCrawlOperator: one budgeted SB-CLASSIFIER crawl of one site, targets to S3, resumable across retries.
+
+Thin by design (the model is the amazon provider's operators): the crawl is the engine's
+(``airflow_sbcrawl.crawler``), storage is ``airflow_sbcrawl.hooks.s3`` over ``S3Hook``; this module only
+turns Airflow's context (templated fields, the connection, try number, map index) into those calls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseHook, BaseOperator
+from airflow.sdk import Asset, AssetAlias
+
+from airflow_sbcrawl.crawler import ConfigError, CrawlConfig, Crawler, Progress, SinkError
+from airflow_sbcrawl.hooks.s3 import S3CrawlLayout, S3Sink, S3StateStore, check_bucket_writable, site_key
+
+if TYPE_CHECKING:
+    from airflow.providers.amazon.aws.hooks.s3 import S3Hook
+    from airflow.sdk import Context
+
+log = logging.getLogger(__name__)
+
+#: Alias every crawl whose manifest URI is only known at run time (templated bucket/prefix/start URL,
+#: mapped tasks) emits through; ingestion DAGs can schedule on it or on the concrete Asset it resolves to.
+MANIFEST_ALIAS = "sbcrawl-manifests"
+#: task_state_store key holding the pointer to the crawl state in S3 (the state itself stays in S3).
+STATE_POINTER_KEY = "sbcrawl_state"
+
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(CrawlConfig) if f.default is not dataclasses.MISSING}
+_INT_KNOBS = {"max_requests", "max_bytes", "seed"}
+
+
+class SBCrawlOperator(BaseOperator):
+    """Crawl one website for data files (SB-CLASSIFIER) within a budget, storing the targets in S3.
+
+    Targets go to ``s3://<bucket>/<prefix>/<site>/objects/<sha256>`` (site = the start URL's host without
+    "www."), manifest rows to ``.../runs/<run>/manifest-<seq>.jsonl``, checkpoints to
+    ``.../state/<dag_id>/<run_id>/<task_id>/<map_index>/``: that key is the same for every try of a task
+    instance, so a retry resumes where the previous try's last checkpoint left off instead of starting over.
+
+    :param start_url: the page the crawl starts from; its host (and subdomains) is the crawl's scope.
+    :param bucket: S3 bucket for targets, manifests and crawl state.
+    :param prefix: key prefix inside the bucket.
+    :param aws_conn_id: Airflow connection for ``S3Hook``; ``None`` uses boto3's default credential chain.
+    :param max_requests: request budget (GET and HEAD, robots.txt and retries included).
+    :param max_bytes: byte budget (body bytes received).
+    :param target_mime_types: MIME types that count as targets (default: the engine's list of 43).
+    :param policy: ``sb-classifier`` (default), ``bfs``, ``dfs`` or ``random``.
+    :param seed: random seed of the crawl (same seed, same site: same crawl).
+    :param delay: seconds between two requests to the same host (politeness).
+    :param crawl_options: any other ``CrawlConfig`` setting by name (validated; unknown names are errors).
+    :param fresh: on the first try, discard a crawl state left under this task instance's key and start over
+        (retries always resume).
+    :param journal_interval: seconds between writes of the budget journal to S3 (bounds budget overshoot
+        after a SIGKILL to the requests of that many seconds).
+    :param progress_callback: called with ``(progress, context)`` at most every 0.2 s from the crawl loop.
+        For monitoring, and the documented test hook: an exception raised from it aborts the try the way a
+        crash would (the retry test uses it to kill a first try after N pages).
+    """
+
+    template_fields: Sequence[str] = (
+        "start_url", "bucket", "prefix", "aws_conn_id", "max_requests", "max_bytes", "target_mime_types",
+        "policy", "seed", "delay", "crawl_options",
+    )
+    template_fields_renderers: ClassVar[dict[str, str]] = {"crawl_options": "json"}
+    ui_color = "#d9ead3"
+
+    def __init__(
+        self,
+        *,
+        start_url: str,
+        bucket: str,
+        prefix: str = "sbcrawl",
+        aws_conn_id: str | None = "aws_default",
+        max_requests: int | str = _DEFAULTS["max_requests"],
+        max_bytes: int | str = _DEFAULTS["max_bytes"],
+        target_mime_types: Sequence[str] | str | None = None,
+        policy: str = _DEFAULTS["policy"],
+        seed: int | str = _DEFAULTS["seed"],
+        delay: float | str = _DEFAULTS["delay"],
+        crawl_options: dict[str, Any] | None = None,
+        fresh: bool = False,
+        journal_interval: float = 5.0,
+        progress_callback: Callable[[Progress, Context], None] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.start_url = start_url
+        self.bucket = bucket
+        self.prefix = prefix
+        self.aws_conn_id = aws_conn_id
+        self.max_requests = max_requests
+        self.max_bytes = max_bytes
+        self.target_mime_types = target_mime_types
+        self.policy = policy
+        self.seed = seed
+        self.delay = delay
+        self.crawl_options = crawl_options or {}
+        self.fresh = fresh
+        self.journal_interval = journal_interval
+        self.progress_callback = progress_callback
+        self._crawler: Crawler | None = None
+        self._killed = False
+        if not self.outlets:
+            # A concrete Asset when its URI is known when the DAG is parsed (ingestion DAGs schedule on it);
+            # otherwise an alias that the run resolves to the concrete Asset.
+            uri = self._static_manifest_uri()
+            self.outlets = [Asset(uri)] if uri else [AssetAlias(MANIFEST_ALIAS)]
+
+    def _static_manifest_uri(self) -> str | None:
+        fields = (self.start_url, self.bucket, self.prefix)
+        if not all(isinstance(v, str) and v and "{{" not in v and "{%" not in v for v in fields[:2]):
+            return None
+        if not isinstance(self.prefix, str) or "{{" in self.prefix or "{%" in self.prefix:
+            return None
+        try:
+            return S3CrawlLayout(self.bucket, self.prefix, site_key(self.start_url)).manifest_uri()
+        except ValueError:
+            return None  # reported with a clear message by execute(), not at parse time
+
+    # -- validation ------------------------------------------------------------------------------------
+    def build_config(self) -> CrawlConfig:
+        """The engine configuration from the rendered fields; ConfigError names the bad setting."""
+        options = dict(self.crawl_options or {})
+        named = {
+            "start_url": self.start_url, "max_requests": self.max_requests, "max_bytes": self.max_bytes,
+            "policy": self.policy, "seed": self.seed, "delay": self.delay,
+        }
+        if self.target_mime_types:
+            mimes = self.target_mime_types
+            named["target_mime_types"] = [m.strip() for m in mimes.split(",")] if isinstance(mimes, str) else mimes
+        for key in set(named) & set(options):
+            if named[key] != _DEFAULTS.get(key) and named[key] != options[key]:
+                raise ConfigError(f"{key} is given twice, as an argument and in crawl_options; keep one")
+        merged = {**named, **{k: v for k, v in options.items() if k in named}}
+        merged.update({k: v for k, v in options.items() if k not in named})
+        # Rendered templates are strings unless the DAG renders native objects: coerce the numeric knobs.
+        for key in _INT_KNOBS:
+            merged[key] = _as_int(key, merged[key])
+        merged["delay"] = _as_float("delay", merged["delay"])
+        return CrawlConfig.from_dict(merged)
+
+    def _hook(self) -> S3Hook:
+        from airflow.providers.amazon.aws.hooks.s3 import S3Hook
+
+        if self.aws_conn_id:
+            try:
+                BaseHook.get_connection(self.aws_conn_id)
+            except Exception as exc:  # AirflowNotFoundException, or the API server's "not found"
+                raise AirflowFailException(
+                    f"connection {self.aws_conn_id!r} is not defined: create it (conn_type 'aws', with "
+                    "endpoint_url in its extra for a non-AWS S3) or pass aws_conn_id=None to use boto3's "
+                    "default credentials") from exc
+        return S3Hook(aws_conn_id=self.aws_conn_id)
+
+    # -- run -------------------------------------------------------------------------------------------
+    def execute(self, context: Context) -> dict[str, Any]:
+        try:
+            config = self.build_config()
+        except (ConfigError, TypeError, ValueError) as exc:
+            raise AirflowFailException(f"invalid crawl settings: {exc}") from exc
+        if not self.bucket:
+            raise AirflowFailException("bucket is empty: give the S3 bucket targets are written to")
+        hook = self._hook()
+        layout = S3CrawlLayout(self.bucket, self.prefix or "", site_key(config.start_url))
+        try:
+            check_bucket_writable(hook, layout.bucket, layout.site_prefix)
+        except SinkError as exc:
+            raise AirflowException(str(exc)) from exc  # retryable: an endpoint can come back
+
+        ti = context["ti"]
+        dag_id, run_id, task_id = ti.dag_id, ti.run_id, ti.task_id
+        map_index = getattr(ti, "map_index", -1)
+        map_index = -1 if map_index is None else map_index
+        crawl_run = f"{dag_id}__{run_id}" + (f"__{map_index}" if map_index >= 0 else "")
+        sink = S3Sink(hook, layout, crawl_run)
+        store = S3StateStore(hook, layout.bucket, layout.state_prefix(dag_id, run_id, task_id, map_index),
+                             journal_interval=self.journal_interval)
+        self._point_state_store(context, store, crawl_run)
+
+        try_number = ti.try_number or 1
+        fresh = bool(self.fresh) and try_number <= 1
+        had_state = bool(store.checkpoints())
+        if fresh:
+            store.clear()
+        self.log.info("crawl of %s (site %s, try %s): %s", config.start_url, layout.site, try_number,
+                      "fresh start" if fresh else ("resuming from " + store.describe()) if had_state
+                      else "no checkpoint yet, starting")
+
+        last_log = [0.0]
+
+        def on_progress(p: Progress) -> None:
+            now = time.monotonic()
+            if now - last_log[0] >= 10:
+                last_log[0] = now
+                self.log.info("pages %d, targets %d, requests %d/%d, frontier %d", p.pages, p.targets,
+                              p.requests, p.max_requests, p.frontier)
+            if self.progress_callback is not None:
+                self.progress_callback(p, context)
+
+        self._crawler = Crawler(config, sink, store, run_id=crawl_run, on_progress=on_progress)
+        try:
+            # resume=True is also right on a first try: with no state it is a plain start.
+            summary = self._crawler.run(resume=not fresh, fresh=fresh)
+        except BaseException:
+            # Whatever killed the try, make what is already in S3 count for the retry: rows of stored
+            # targets (so they are not fetched again) and the budget spent (so it is not overshot).
+            _best_effort(sink.flush, "manifest rows")
+            _best_effort(store.flush_journal, "budget journal")
+            raise
+        finally:
+            self._crawler = None
+        store.flush_journal()
+
+        if self._killed:
+            raise AirflowException(f"crawl stopped by on_kill after {summary.pages} pages; its checkpoint is in "
+                                   f"{store.describe()} and a retry resumes from it")
+        if summary.start_error and summary.pages <= 1 and summary.targets == 0:
+            raise AirflowException(f"the start page {config.start_url} could not be crawled: {summary.start_error}")
+
+        manifest_keys = sink.all_manifest_keys()
+        result = summary.to_dict()
+        result.update(
+            site=layout.site, bucket=layout.bucket, prefix=layout.prefix,
+            objects_prefix=layout.objects_prefix(), manifest_keys=manifest_keys,
+            manifest_uri=layout.manifest_uri(), state_prefix=store.describe(), try_number=try_number,
+            objects_uploaded=sink.objects_uploaded, objects_skipped=sink.objects_skipped,
+        )
+        self._emit_manifest_event(context, layout, result)
+        self.log.info("crawl done: %d targets, %d requests, %d pages (%s)", summary.targets, summary.requests,
+                      summary.pages, summary.stop_reason)
+        return result
+
+    def _point_state_store(self, context: Context, store: S3StateStore, crawl_run: str) -> None:
+        """Record where the state lives in the task instance's state store (Airflow >= 3.3), so the UI and
+        tools can find it; the key itself is derived, so a missing store never prevents a resume."""
+        tss = context.get("task_state_store")
+        if tss is None:
+            return
+        try:
+            previous = tss.get(STATE_POINTER_KEY)
+            if previous:
+                self.log.info("previous try left its crawl state at %s", previous.get("state"))
+            tss.set(STATE_POINTER_KEY, {"state": store.describe(), "run": crawl_run})
+        except Exception as exc:  # the pointer is a convenience; the crawl must not fail over it
+            self.log.warning("could not update task_state_store: %s", exc)
+
+    def _emit_manifest_event(self, context: Context, layout: S3CrawlLayout, result: dict[str, Any]) -> None:
+        extra = {
+            "run_id": result["run_id"], "site": layout.site, "start_url": result["start_url"],
+            "targets": result["targets"], "manifest_keys": result["manifest_keys"],
+            "objects_prefix": layout.objects_prefix(), "bucket": layout.bucket,
+        }
+        uri = layout.manifest_uri()
+        events = context["outlet_events"]
+        for outlet in self.outlets:
+            if isinstance(outlet, AssetAlias):
+                events[outlet].add(Asset(uri), extra=extra)
+            elif isinstance(outlet, Asset) and outlet.uri == uri:
+                events[outlet].extra.update(extra)
+
+    def on_kill(self) -> None:
+        # Runs in the signal handler (SIGTERM from the supervisor): only set a flag; the engine checkpoints
+        # after the request in flight and run() returns, well within the supervisor's grace period.
+        crawler = self._crawler
+        if crawler is not None:
+            self._killed = True
+            crawler.request_stop("task killed (on_kill)")
+
+
+def _best_effort(fn: Callable[[], None], what: str) -> None:
+    try:
+        fn()
+    except Exception as exc:
+        log.warning("could not save the %s after the failure: %s", what, exc)
+
+
+def _as_int(name: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise ConfigError(f"{name} must be a whole number, got {value!r}")
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {value!r}") from None
+
+
+def _as_float(name: str, value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number, got {value!r}") from None

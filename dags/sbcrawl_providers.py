@@ -1,0 +1,42 @@
+"""One Airflow DAG per statistics provider of the providers' list (dags/providers.yaml by default).
+
+Each DAG runs one SBCrawlOperator; its manifest Asset (s3://<bucket>/<prefix>/<site>/manifest) is what
+ingestion DAGs schedule on. Bucket, prefix, connection and global crawl options come from the environment
+(see airflow_sbcrawl.operators.settings), so the same file serves production and a local simulator.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from airflow.sdk import DAG
+
+from airflow_sbcrawl.operators.crawl import SBCrawlOperator
+from airflow_sbcrawl.operators.settings import CrawlSettings, load_providers
+
+settings = CrawlSettings.from_env()
+
+for provider in load_providers(settings.providers_file):
+    with DAG(
+        dag_id=f"sbcrawl_{provider.id}",
+        description=f"Budgeted crawl of {provider.name or provider.start_url} for data files",
+        schedule=provider.schedule,
+        start_date=datetime(2025, 1, 1),
+        catchup=False,
+        max_active_runs=1,  # two runs of one site would share its politeness budget and fight over it
+        tags=["sbcrawl", "statistics-provider"],
+    ) as dag:
+        SBCrawlOperator(
+            task_id="crawl",
+            start_url=provider.start_url,
+            bucket=settings.bucket,
+            prefix=settings.prefix,
+            aws_conn_id=settings.aws_conn_id,
+            max_requests=provider.max_requests,
+            max_bytes=provider.max_bytes,
+            target_mime_types=list(provider.target_mime_types) if provider.target_mime_types else None,
+            crawl_options={**settings.crawl_options, **provider.crawl_options},
+            retries=settings.retries,
+            retry_delay=settings.retry_delay,
+        )
+    globals()[dag.dag_id] = dag
