@@ -103,6 +103,13 @@ def check_bucket_writable(hook: S3Hook, bucket: str, prefix: str) -> None:
     must fail before it sends its first request, not after it has spent budget on targets it cannot keep."""
     key = _join(prefix, f".sbcrawl-probe-{uuid.uuid4().hex}")
     try:
+        # Some S3 servers (SeaweedFS) create a missing bucket on the first PUT; a typo in the bucket name
+        # must fail instead of silently writing elsewhere than intended.
+        hook.get_conn().head_bucket(Bucket=bucket)
+    except (ClientError, BotoCoreError, OSError, ValueError) as exc:
+        raise SinkError(f"S3 bucket {bucket!r} does not exist or cannot be reached ({_describe_error(exc)}); "
+                        "check the bucket name, the connection's endpoint and its credentials") from exc
+    try:
         hook.load_bytes(b"probe", key=key, bucket_name=bucket, replace=True)
         hook.delete_objects(bucket=bucket, keys=[key])
     except (ClientError, BotoCoreError, OSError, ValueError) as exc:

@@ -208,9 +208,11 @@ class SBCrawlOperator(BaseOperator):
             # resume=True is also right on a first try: with no state it is a plain start.
             summary = self._crawler.run(resume=not fresh, fresh=fresh)
         except BaseException:
-            # Whatever killed the try, make what is already in S3 count for the retry: rows of stored
-            # targets (so they are not fetched again) and the budget spent (so it is not overshot).
-            _best_effort(sink.flush, "manifest rows")
+            # Whatever killed the try, record the budget it spent, so the retry does not overshoot it.
+            # Manifest rows appended since the last checkpoint are deliberately NOT flushed: the retry
+            # re-crawls from that checkpoint and writes them once (their objects are already in S3, so the
+            # uploads are skipped); the engine's replay of rows newer than a checkpoint does not take
+            # their URLs out of the frontier, so flushing them here would list those targets twice.
             _best_effort(store.flush_journal, "budget journal")
             raise
         finally:

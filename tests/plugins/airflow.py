@@ -56,3 +56,50 @@ def airflow_s3_conn(seaweed, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setenv("NO_PROXY", no_proxy)
     monkeypatch.setenv("no_proxy", no_proxy)
     yield TEST_CONN_ID
+
+
+class DagResult:
+    """What a ``dag.test()`` run left in the metadata database: run state, task instances, return values."""
+
+    def __init__(self, dag_run) -> None:
+        self.dag_run = dag_run
+        self.state = str(dag_run.state)
+
+    def task_instances(self, task_id: str) -> list:
+        from airflow.models.taskinstance import TaskInstance
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            tis = session.query(TaskInstance).filter_by(dag_id=self.dag_run.dag_id, run_id=self.dag_run.run_id,
+                                                        task_id=task_id).order_by(TaskInstance.map_index).all()
+            session.expunge_all()
+        return tis
+
+    def xcom(self, task_id: str, map_index: int = -1):
+        from airflow.models.xcom import XComModel
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            row = session.query(XComModel).filter_by(dag_id=self.dag_run.dag_id, run_id=self.dag_run.run_id,
+                                                     task_id=task_id, map_index=map_index,
+                                                     key="return_value").one_or_none()
+            return None if row is None else XComModel.deserialize_value(row)
+
+
+@pytest.fixture
+def run_dag(airflow_db: Path):
+    """``run_dag(dag, **dag_test_kwargs) -> DagResult``. A DAG defined in a test module is written to the
+    metadata database first: ``dag.test()`` only runs DAGs it finds serialized there, and parses the
+    dags folder for them, where a test's DAG is not."""
+
+    def run(dag, **kwargs) -> DagResult:
+        from airflow.dag_processing.bundles.manager import DagBundlesManager
+        from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
+
+        DagBundlesManager().sync_bundles_to_db()
+        bag = DagBag(dag_folder=os.devnull)
+        bag.bag_dag(dag)
+        sync_bag_to_db(bag, "dags-folder", None)
+        return DagResult(dag.test(**kwargs))
+
+    return run
