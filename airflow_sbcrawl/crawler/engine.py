@@ -123,6 +123,9 @@ class Crawler:
         self._last_progress = 0.0
         self.resumed_from: int | None = None
         self.start_error = ""
+        # URLs of targets already in the sink: after a resume, rows written after the checkpoint name targets
+        # whose links may still sit in the restored frontier; they are skipped, never fetched or listed twice.
+        self._stored: set[str] = set()
         # Pages taken from the policy whose GET an interruption (budget, stop) prevented: crawled first on resume.
         self._parked: list[int] = []
         # Requests spent and targets retrieved after each page: the harvest curve of reports.
@@ -242,6 +245,8 @@ class Crawler:
 
     def _crawl_page(self, link_id: int) -> int:
         """Algorithm 4 for a link taken from the frontier; returns its reward (new targets retrieved)."""
+        if self.links.urls[link_id] in self._stored:
+            return 0
         resp, final_id = self._get_or_park(link_id)
         self.policy.outcome(link_id, resp.kind)
         if resp.kind == "html":
@@ -371,6 +376,8 @@ class Crawler:
 
     def _fetch_predicted_target(self, link_id: int, nesting: int) -> int:
         """Targets are fetched as soon as they are found; returns 1 for a new target retrieved."""
+        if self.links.urls[link_id] in self._stored:
+            return 0
         resp, final_id = self._get(link_id)
         if resp.kind == "target":
             self._learn(resp.url, TARGET)
@@ -401,6 +408,7 @@ class Crawler:
             "run_id": self.run_id,
         }
         self.sink.append_rows([row])
+        self._stored.update((row["url"], row["final_url"]))
         self.rows_written += 1
         self.targets += 1
         return 1
@@ -493,6 +501,8 @@ class Crawler:
     def _replay_manifest(self) -> None:
         """Rows written after the checkpoint are targets already stored: mark them seen, count them."""
         rows = self.sink.read_rows()
+        for row in rows:
+            self._stored.update(url for url in (row.get("url"), row.get("final_url")) if url)
         for row in rows[self.rows_written:]:
             for key in ("url", "final_url"):
                 url = row.get(key)

@@ -50,15 +50,39 @@ def normalize(url: str) -> str:
     return urlunsplit((scheme, netloc, path, query, ""))
 
 
+_RESOLVED: dict[tuple[str, str], str | None] = {}
+_RESOLVED_MAX = 200_000
+
+
 def resolve(base: str, href: str) -> str | None:
-    """Absolute normalised URL of a link, or None for links that are not web pages (mailto:, tel:, …)."""
+    """Absolute normalised URL of a link, or None for links that are not web pages (mailto:, tel:, …).
+
+    Menus repeat the same hrefs on every page of a site, so results are cached; an absolute href does not
+    depend on the base at all, a root-relative one only on its origin."""
     href = href.strip()
+    if href.startswith(("http://", "https://")):
+        key = ("", href)
+    elif href.startswith("/") and not href.startswith("//"):
+        key = (base[: base.find("/", base.find("//") + 2)] if base.count("/") >= 3 else base, href)
+    else:
+        key = (base, href)
+    cached = _RESOLVED.get(key, _MISSING)
+    if cached is not _MISSING:
+        return cached
     if not href or href.lower().startswith(_SKIPPED_SCHEMES):
-        return None
-    try:
-        return normalize(urljoin(base, href))
-    except (InvalidURL, ValueError):
-        return None
+        url = None
+    else:
+        try:
+            url = normalize(urljoin(base, href))
+        except (InvalidURL, ValueError):
+            url = None
+    if len(_RESOLVED) >= _RESOLVED_MAX:
+        _RESOLVED.clear()
+    _RESOLVED[key] = url
+    return url
+
+
+_MISSING = object()
 
 
 def site_host(host: str) -> str:
