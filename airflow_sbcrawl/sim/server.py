@@ -9,6 +9,7 @@ crawler believes it made them.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 from collections import Counter
@@ -123,6 +124,12 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # stop() must not wait for a slow-drip response to finish
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A crawler hanging up on a kept-alive connection (it cut off a blocked download) is normal.
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
     allow_reuse_address = True
 
     def __init__(self, addr: tuple[str, int], site: Site, log: RequestLog, verbose: bool) -> None:
