@@ -77,7 +77,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--policies", default=None,
                    help=f"comma-separated policies; default {','.join(DEFAULT_POLICIES)} "
                         "(with --sweep: the policy swept, default sb-oracle as in Table 4)")
-    p.add_argument("--repeats", type=int, default=3, help="runs of each non-deterministic policy")
+    p.add_argument("--repeats", type=int, default=2, help="runs of each non-deterministic policy")
     p.add_argument("--seed", type=int, default=0, help="site seed; repeat r crawls with seed S + r")
     p.add_argument("--cap", type=float, default=3.0, help="request cap, as a multiple of the site's URL count")
     p.add_argument("--jobs", type=int, default=2, help="crawls run in parallel (one process each)")

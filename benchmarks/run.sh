@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The benchmark runs whose results are committed under benchmarks/results/ (each under ~10 min on 2 cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=benchmarks/results
+# Tables 2-3 and harvest curves: every policy on tiny and small, 2 repeats of the seeded policies.
+.venv/bin/sbcrawl bench crawl --profiles tiny,small --repeats 2 --out "$out/crawl"
+# Tables 2-3 on the deep profile (long "next" chains), 1 repeat.
+.venv/bin/sbcrawl bench crawl --profiles deep --repeats 1 --out "$out/crawl-deep"
+# Table 4: alpha, n, theta one at a time, SB-CLASSIFIER and SB-ORACLE, on small.
+.venv/bin/sbcrawl bench crawl --sweep --profiles small --repeats 1 --policies sb-classifier,sb-oracle --out "$out/sweep"
+# Cost at scale: synthetic frontiers, then real crawls of the large profile.
+.venv/bin/sbcrawl bench cost --crawls 0 --out "$out/cost-frontier"
+.venv/bin/sbcrawl bench cost --frontiers "" --crawls 1000,50000 --out "$out/cost-crawl"
