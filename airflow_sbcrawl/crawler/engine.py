@@ -253,8 +253,10 @@ class Crawler:
             self._learn(resp.url, HTML)
             return self._process_page(final_id, resp, nesting=0)
         if resp.kind == "target":
+            # A link that is itself a new target is worth one target for one request, the best any action
+            # can do (Algorithm 4 gives it no reward; then targets the classifier missed teach nothing).
             self._learn(resp.url, TARGET)
-            self._store_target(final_id, link_id, resp)
+            return self._store_target(final_id, link_id, resp)
         return 0
 
     def _get_or_park(self, link_id: int) -> tuple[Response, int]:
