@@ -176,6 +176,10 @@ def crawl_cost(pages: int, profile: str = "large", seed: int = 0, policy: str = 
                 if p.pages >= next_mark[0]:
                     samples.append((p.pages, p.frontier, time.thread_time()))
                     next_mark[0] = p.pages + window
+                    if len(samples) > 1:  # as it goes, so that a long run cut short still says something
+                        (p0, _, t0), (p1, f1, t1) = samples[-2:]
+                        print(f"  pages {p1:,} frontier {f1:,} requests {p.requests:,}: "
+                              f"{1000 * (t1 - t0) / max(p1 - p0, 1):.2f} CPU ms/page", file=sys.stderr, flush=True)
 
             crawler.on_progress = sample
             began = time.monotonic()
