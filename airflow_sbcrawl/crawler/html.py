@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+import threading
 from dataclasses import dataclass
 
 import lxml.etree
@@ -34,6 +36,26 @@ def _label(el: lxml.etree._Element) -> str:
     return label
 
 
+_local = threading.local()  # lxml parsers must not be shared between threads
+
+
+def _parser(encoding: str | None) -> lxml.html.HTMLParser:
+    """A parser for the declared charset; an unknown one (servers send anything) falls back to sniffing."""
+    parsers = _local.__dict__.setdefault("parsers", {})
+    parser = parsers.get(encoding)
+    if parser is None:
+        known = encoding
+        if encoding:
+            try:
+                codecs.lookup(encoding)
+            except LookupError:
+                known = None
+        if len(parsers) > 32:
+            parsers.clear()
+        parser = parsers[encoding] = lxml.html.HTMLParser(encoding=known, recover=True, no_network=True)
+    return parser
+
+
 def extract_links(body: bytes, page_url: str, encoding: str | None = None) -> list[PageLink]:
     """All a/area/iframe/frame links of a page, resolved against <base href> and normalised.
 
@@ -42,9 +64,8 @@ def extract_links(body: bytes, page_url: str, encoding: str | None = None) -> li
     if not body.strip():
         return []
     try:
-        parser = lxml.html.HTMLParser(encoding=encoding, recover=True, no_network=True, huge_tree=False)
-        root = lxml.html.document_fromstring(body, parser=parser)
-    except (lxml.etree.ParserError, ValueError, lxml.etree.XMLSyntaxError):
+        root = lxml.html.document_fromstring(body, parser=_parser(encoding))
+    except (lxml.etree.ParserError, ValueError, LookupError, lxml.etree.XMLSyntaxError):
         return []
     base = page_url
     for base_el in root.iter("base"):
