@@ -178,7 +178,7 @@ class Crawler:
                 self.budget.requests = max(self.budget.requests, requests)
                 self.budget.bytes = max(self.budget.bytes, nbytes)
                 self.journal.requests, self.journal.bytes = self.budget.requests, self.budget.bytes
-                self._replay_manifest()
+        self._replay_manifest(count_as_this_crawl=resume)
         # Checkpoints are taken after pages only, so any checkpoint means the start page was crawled.
         return self.resumed_from is None
 
@@ -229,7 +229,8 @@ class Crawler:
         if url not in self.links:
             self.links.add(url, 0, -1, None)
         if not self.robots.allowed(url):
-            return f"robots.txt does not allow crawling the start page {url}"
+            self.start_error = self.robots.problem(url) or f"robots.txt does not allow crawling {url}"
+            return self.start_error
         link_id = self.links.ids[url]
         resp, final_id = self._get_or_park(link_id)
         if resp.kind == "html":
@@ -415,20 +416,20 @@ class Crawler:
         self.targets += 1
         return 1
 
-    def _fetch_robots(self, url: str) -> tuple[int | None, str]:
+    def _fetch_robots(self, url: str) -> tuple[int | None, str, str]:
         resp = self.fetcher.fetch(url)
         if resp.kind == "redirect":  # followed once, and only within the site
             target = resolve(url, resp.location or "")
             if target and target in self.scope:
                 resp = self.fetcher.fetch(target)
         self.outcomes["robots.txt"] += 1
+        text = ""
         if resp.kind == "html":
-            return resp.status, resp.body.decode("utf-8", "replace")
-        if resp.kind == "target" and resp.path is not None:  # text/plain is one of the target types
+            text = resp.body.decode("utf-8", "replace")
+        elif resp.kind == "target" and resp.path is not None:  # text/plain is one of the target types
             text = resp.path.read_bytes().decode("utf-8", "replace")
             resp.discard()
-            return resp.status, text
-        return resp.status, ""
+        return resp.status, text, resp.error
 
     # -- checkpoints -----------------------------------------------------------------------------------
     def checkpoint(self) -> None:
@@ -500,17 +501,19 @@ class Crawler:
         self.harvest_targets = array("q", arrays["harvest_targets"].astype(np.int64).tobytes())
         self._pages_at_checkpoint = self.pages
 
-    def _replay_manifest(self) -> None:
-        """Rows written after the checkpoint are targets already stored: mark them seen, count them."""
+    def _replay_manifest(self, count_as_this_crawl: bool) -> None:
+        """Targets already in the sink are never fetched or listed again, whichever crawl stored them;
+        rows written after the restored checkpoint also count as this crawl's targets."""
         rows = self.sink.read_rows()
         for row in rows:
             self._stored.update(url for url in (row.get("url"), row.get("final_url")) if url)
-        for row in rows[self.rows_written:]:
-            for key in ("url", "final_url"):
-                url = row.get(key)
-                if url and url not in self.links:
-                    self.links.add(url, int(row.get("depth", 0)), -1, None)
-            self.targets += 1
+        if count_as_this_crawl:
+            for row in rows[self.rows_written:]:
+                for key in ("url", "final_url"):
+                    url = row.get(key)
+                    if url and url not in self.links:
+                        self.links.add(url, int(row.get("depth", 0)), -1, None)
+                self.targets += 1
         self.rows_written = len(rows)
 
 

@@ -1,0 +1,122 @@
+"""`sbcrawl crawl` as a user runs it: bad input gets a clear message, and a killed crawl resumes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from airflow_sbcrawl import cli
+
+FAST = ["--delay", "0", "--quiet"]
+
+
+def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
+    code = cli.main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_invalid_url_is_refused_before_any_request(tmp_path, capsys):
+    code, _, err = run_cli(["crawl", "htp:/nowhere", "--out", str(tmp_path)], capsys)
+    assert code == 2 and "start_url" in err and "http" in err
+
+
+def test_unwritable_output_folder(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    code, _, err = run_cli(["crawl", "http://www.stats.example/", "--out", str(blocker / "out")], capsys)
+    assert code == 2 and "not writable" in err
+
+
+def test_unreachable_host_is_a_clear_failure(tmp_path, capsys, monkeypatch):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{port}")
+    code, _, err = run_cli(["crawl", "http://www.stats.example/", "--out", str(tmp_path), *FAST,
+                            "--max-requests", "20"], capsys)
+    assert code == 1
+    assert "robots.txt" in err or "start page could not be used" in err
+
+
+def test_state_checks_on_restart(tiny_server, sim_proxy_env, tmp_path, capsys):
+    sim_proxy_env(tiny_server)
+    url = tiny_server.site.start_url
+    base = ["crawl", url, "--out", str(tmp_path), *FAST, "--checkpoint-every", "5"]
+    assert run_cli([*base, "--max-requests", "40"], capsys)[0] == 0
+    # Existing state without --resume: refused, nothing touched.
+    code, _, err = run_cli([*base, "--max-requests", "80"], capsys)
+    assert code == 2 and "--resume" in err
+    # A checkpoint of another site is never silently reused.
+    code, _, err = run_cli(["crawl", "http://www.other.example/", "--out", str(tmp_path), *FAST, "--resume"], capsys)
+    assert code == 2 and "start_url" in err
+    # Every checkpoint corrupt: a clear error; the targets already stored stay.
+    rows_before = (tmp_path / "manifest.jsonl").read_text()
+    for state in (tmp_path / "state").glob("ckpt-*/state.json"):
+        state.write_text("{torn")
+    code, _, err = run_cli([*base, "--resume"], capsys)
+    assert code == 2 and "no valid checkpoint" in err
+    assert (tmp_path / "manifest.jsonl").read_text() == rows_before
+    # --fresh discards the state, keeps the targets, and crawls on without listing any of them twice.
+    assert run_cli([*base, "--fresh", "--max-requests", "400"], capsys)[0] == 0
+    urls = [json.loads(line)["url"] for line in (tmp_path / "manifest.jsonl").read_text().splitlines()]
+    assert len(urls) == len(set(urls))
+
+
+def test_non_html_start_page_is_stored_as_a_target(tiny_server, sim_proxy_env, tmp_path, capsys):
+    sim_proxy_env(tiny_server)
+    csv_url = next(u for u, (mime, _) in tiny_server.site.targets.items() if mime == "text/csv")
+    code, out, _ = run_cli(["crawl", csv_url, "--out", str(tmp_path), *FAST], capsys)
+    assert code == 0 and "targets retrieved  1" in out
+
+
+def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tiny_server, tmp_path):
+    """Kill the crawler process with SIGKILL at several random moments, resume it each time."""
+    site = tiny_server.site
+    env = {**os.environ, "HTTP_PROXY": tiny_server.proxy_url, "http_proxy": tiny_server.proxy_url}
+    env.pop("NO_PROXY", None)
+    env.pop("no_proxy", None)
+    budget = 3000
+    args = [sys.executable, "-m", "airflow_sbcrawl.cli", "crawl", site.start_url, "--out", str(tmp_path),
+            *FAST, "--max-requests", str(budget), "--checkpoint-every", "10"]
+    rng = random.Random(7)
+    kills = 0
+    first = True
+    for _attempt in range(12):
+        cmd = args if first else [*args, "--resume"]
+        first = False
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if kills < 6:
+            time.sleep(rng.uniform(1.0, 3.0))  # start-up takes about a second; kill before or mid-crawl
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+                kills += 1
+                continue
+        out, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err.decode()
+        break
+    else:
+        pytest.fail("the crawl never finished")
+    assert kills >= 3
+    rows = [json.loads(line) for line in (tmp_path / "manifest.jsonl").read_text().splitlines()]
+    urls = [r["url"] for r in rows]
+    assert len(urls) == len(set(urls)), "a target was listed twice"
+    wanted = {u for u in site.targets if not site.disallowed(u)}
+    assert wanted <= set(urls), f"targets lost: {sorted(wanted - set(urls))[:5]}"
+    objects = {p.name for p in (tmp_path / "objects").iterdir()}
+    assert objects == {r["sha256"] for r in rows}
+    for row in rows:
+        assert hashlib.sha256((tmp_path / "objects" / row["sha256"]).read_bytes()).hexdigest() == row["sha256"]
+    assert len(tiny_server.log) <= budget, "the budget did not hold across the resumes"
+    assert b"stopped:" in out
