@@ -1,0 +1,63 @@
+"""Lake ingestion: every finished crawl flows into Iceberg by itself (detect tables -> load).
+
+Scheduled on the crawl's Assets: the manifest Asset of each provider DAG of the providers' list
+(``s3://<bucket>/<prefix>/<site>/manifest``, known when this file is parsed) OR the ``sbcrawl-manifests``
+alias that ad-hoc and mapped crawls emit through. Any one of them updated starts a run; the run's
+triggering Asset events name the crawl runs (bucket, site, run id, manifest keys) and DetectTablesOperator
+reads them from there.
+
+A run can also be started by hand (or from a test) with the same data as ``conf``:
+``{"crawls": [<SBCrawlOperator return value or manifest event extra>, ...]}``.
+
+Environment (parse time, as for the crawl DAGs): ``SBCRAWL_BUCKET``, ``SBCRAWL_PREFIX``,
+``SBCRAWL_AWS_CONN_ID``, ``SBCRAWL_PROVIDERS_FILE`` (see operators/settings.py), and
+``SBCRAWL_LAKE_CONN_ID`` (default ``sbcrawl_lake``: the Iceberg catalog connection, see hooks/lake.py),
+``SBCRAWL_LAKE_NAMESPACE`` (default: the connection's ``namespace`` extra, else ``sbcrawl``).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+
+from airflow.sdk import DAG, Asset, AssetAlias, AssetAny
+
+from airflow_sbcrawl.hooks.s3 import S3CrawlLayout, site_key
+from airflow_sbcrawl.operators.crawl import MANIFEST_ALIAS
+from airflow_sbcrawl.operators.lake import LoadToLakeOperator
+from airflow_sbcrawl.operators.settings import CrawlSettings, load_providers
+from airflow_sbcrawl.operators.tables import DetectTablesOperator
+
+settings = CrawlSettings.from_env()
+# The same URIs SBCrawlOperator gives its outlet in dags/sbcrawl_providers.py (one per site).
+manifests = {S3CrawlLayout(settings.bucket, settings.prefix, site_key(p.start_url)).manifest_uri()
+             for p in load_providers(settings.providers_file)}
+
+with DAG(
+    dag_id="sbcrawl_ingest",
+    description="Tables in crawled files -> Parquet on S3 -> Iceberg, after every crawl",
+    schedule=AssetAny(*(Asset(uri) for uri in sorted(manifests)), AssetAlias(MANIFEST_ALIAS)),
+    start_date=datetime(2025, 1, 1),
+    catchup=False,
+    # One run at a time: two runs committing to the same Iceberg tables would race (optimistic commits);
+    # events arriving meanwhile are queued and picked up by the next run.
+    max_active_runs=1,
+    render_template_as_native_obj=True,  # conf's list of crawls stays a list (None when not given)
+    tags=["sbcrawl", "lake"],
+) as dag:
+    detect = DetectTablesOperator(
+        task_id="detect_tables",
+        crawls="{{ dag_run.conf.get('crawls') if dag_run.conf else None }}",
+        aws_conn_id=settings.aws_conn_id,
+        retries=settings.retries,
+        retry_delay=settings.retry_delay,
+    )
+    LoadToLakeOperator(
+        task_id="load_to_lake",
+        detected=detect.output,
+        catalog_conn_id=os.environ.get("SBCRAWL_LAKE_CONN_ID") or "sbcrawl_lake",
+        namespace=os.environ.get("SBCRAWL_LAKE_NAMESPACE") or None,
+        aws_conn_id=settings.aws_conn_id,
+        retries=settings.retries,
+        retry_delay=settings.retry_delay,
+    )
