@@ -13,7 +13,11 @@ def get_provider_info() -> dict:
         "operators": [
             {
                 "integration-name": "SB Crawl",
-                "python-modules": ["airflow_sbcrawl.operators.crawl", "airflow_sbcrawl.operators.tables"],
+                "python-modules": [
+                    "airflow_sbcrawl.operators.crawl",
+                    "airflow_sbcrawl.operators.tables",
+                    "airflow_sbcrawl.operators.lake",
+                ],
             }
         ],
         "hooks": [
@@ -21,7 +25,10 @@ def get_provider_info() -> dict:
                 # Not a new connection type: the S3 sink and state store use the amazon provider's
                 # S3Hook and its "aws" connections.
                 "integration-name": "SB Crawl",
-                "python-modules": ["airflow_sbcrawl.hooks.s3"],
+                # The lake catalog is any (e.g. "generic") connection whose extra holds the pyiceberg
+                # properties: see airflow_sbcrawl.hooks.lake.
+                "python-modules": ["airflow_sbcrawl.hooks.s3", "airflow_sbcrawl.hooks.tables",
+                                   "airflow_sbcrawl.hooks.lake"],
             }
         ],
         "integrations": [

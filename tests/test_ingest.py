@@ -189,3 +189,35 @@ def test_crawl_flows_into_the_lake_and_a_reload_changes_nothing(deployment, seaw
     print(f"\ningest: {detected['files']} files, {detected['tables']} tables, {detected['observations']} "
           f"observations, errors {detected['errors_by_reason']}; lake before reload {before}, after {after}; "
           f"{csv['url']} [{row_label!r}, {column!r}] = {expected} in CSV, lake: {found[0]}")
+
+
+def test_an_asset_triggered_run_reads_its_crawls_from_the_triggering_events():
+    """The path a scheduler-made run takes (no conf): ``triggering_asset_events`` as the Task SDK builds it.
+    An event emitted through the ``sbcrawl-manifests`` alias is listed under the alias and its Asset, and
+    must be processed once; another producer's event on the same Asset (no manifest keys) is ignored."""
+    from datetime import UTC, datetime
+
+    from airflow.sdk.api.datamodels._generated import AssetAliasReferenceAssetEventDagRun, AssetReferenceAssetEventDagRun
+    from airflow.sdk.execution_time.comms import AssetEventDagRunReferenceResult
+    from airflow.sdk.execution_time.context import TriggeringAssetEventsAccessor
+
+    from airflow_sbcrawl.hooks.tables import CrawlRef
+    from airflow_sbcrawl.operators.tables import crawls_from_context
+
+    def event(uri, extra, aliases=()):
+        return AssetEventDagRunReferenceResult(
+            asset=AssetReferenceAssetEventDagRun(name=uri, uri=uri, extra={}), extra=extra, source_task_id="crawl",
+            source_dag_id="d", source_run_id="r", source_map_index=-1, timestamp=datetime.now(UTC),
+            source_aliases=[AssetAliasReferenceAssetEventDagRun(name=a) for a in aliases])
+
+    a = {"run_id": "ra", "site": "a.example", "bucket": "b", "manifest_keys": ["x"],
+         "objects_prefix": "crawls/a.example/objects/"}
+    c = {**a, "run_id": "rc", "site": "c.example", "objects_prefix": "crawls/c.example/objects/"}
+    events = TriggeringAssetEventsAccessor.build([
+        event("s3://b/crawls/a.example/manifest", a),
+        event("s3://b/crawls/c.example/manifest", c, aliases=["sbcrawl-manifests"]),
+        event("s3://b/crawls/a.example/manifest", {"note": "someone else's event"}),
+    ])
+    refs = crawls_from_context({"triggering_asset_events": events})
+    assert sorted(r.run_id for r in refs) == ["ra", "rc"]
+    assert CrawlRef("b", "crawls", "c.example", "rc", ("x",)) in refs
