@@ -292,3 +292,12 @@ def test_budget_journal_keeps_the_highest_complete_totals(tmp_path):
     with (tmp_path / "journal.log").open("a") as fh:
         fh.write("3 9")  # torn: no newline, but digits; still no more than what was reserved
     assert ckpt.BudgetJournal.last_totals(store) >= (2, 500)
+
+
+def test_numbered_cms_ids_do_not_split_tag_paths():
+    vec = TagPathVectorizer()
+    a = vec.transform_one("html body div#node-48213 div.content ul li.menu-item-4521 a")
+    b = vec.transform_one("html body div#node-977 div.content ul li.menu-item-12 a")
+    assert np.array_equal(a, b)
+    raw = TagPathVectorizer(ignore_digits=False)
+    assert not np.array_equal(raw.transform_one("html div#node-1 a"), raw.transform_one("html div#node-2 a"))

@@ -36,6 +36,7 @@ class CrawlConfig:
     hash_width: int = 15
     hash_prime: int = 766_245_317
     theta: float = 0.75
+    tagpath_ignore_digits: bool = True  # not in the paper: numbered CMS ids would split actions
     # Sleeping bandit (§3.2).
     alpha: float = 2 * math.sqrt(2)
     bandit_epsilon: float = 1e-6

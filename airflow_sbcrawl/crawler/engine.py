@@ -31,7 +31,8 @@ from airflow_sbcrawl.crawler.urls import Scope, extension, resolve
 log = logging.getLogger(__name__)
 
 # Settings a resumed crawl must share with its checkpoint: they shape the saved state itself.
-_STRUCTURAL = ("start_url", "policy", "ngram", "dim_log2", "hash_width", "hash_prime", "seed")
+_STRUCTURAL = ("start_url", "policy", "ngram", "dim_log2", "hash_width", "hash_prime", "seed",
+               "tagpath_ignore_digits")
 # Saving a checkpoint grows with the frontier; spacing them by this multiple of the last save's duration
 # keeps its share of the crawl's time under 5 % however large the frontier gets.
 _CHECKPOINT_SHARE = 20

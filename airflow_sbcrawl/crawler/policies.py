@@ -124,7 +124,8 @@ class SleepingBanditPolicy(Policy):
     def __init__(self, config: CrawlConfig, rng: np.random.Generator, name: str = "sb-classifier") -> None:
         self.name = name
         self._rng = rng
-        self.vectorizer = TagPathVectorizer(config.ngram, config.dim_log2, config.hash_width, config.hash_prime)
+        self.vectorizer = TagPathVectorizer(config.ngram, config.dim_log2, config.hash_width, config.hash_prime,
+                                            ignore_digits=config.tagpath_ignore_digits)
         self.actions = ActionIndex(self.vectorizer.dim, config.theta, seed=config.seed)
         self.bandit = SleepingBandit(config.alpha, config.bandit_epsilon)
         self._buckets: list[RandomBag] = []
@@ -137,7 +138,7 @@ class SleepingBanditPolicy(Policy):
         # Links sharing a tag path map to the same action: vectorise and query the index once per path.
         for tag_path, group in groupby(sorted(links, key=lambda link: link.tag_path), key=lambda link: link.tag_path):
             members = list(group)
-            action = self.actions.assign(self.vectorizer.transform_one(tag_path), weight=len(members))
+            action = self.actions.assign(self.vectorizer.transform_one(tag_path), len(members), key=tag_path)
             self._ensure(action)
             self.examples.setdefault(action, tag_path)
             bucket = self._buckets[action]

@@ -8,17 +8,22 @@ in the paper."""
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 
 import numpy as np
 
 BOS, EOS = "<s>", "</s>"
+_DIGITS = re.compile(r"\d+")
 
 
 class TagPathVectorizer:
     def __init__(self, n: int = 2, dim_log2: int = 12, hash_width: int = 15, prime: int = 766_245_317,
-                 cache_size: int = 100_000) -> None:
+                 cache_size: int = 100_000, ignore_digits: bool = True) -> None:
         self.n = n
+        # CMS themes number their elements (Drupal's div#node-48213, WordPress' li.menu-item-4521): with
+        # the digits kept, every page gets tag paths of its own and actions fragment into thousands.
+        self.ignore_digits = ignore_digits
         self.dim = 1 << dim_log2
         self._mask = (1 << hash_width) - 1
         self._shift = hash_width - dim_log2
@@ -28,6 +33,8 @@ class TagPathVectorizer:
         self._cache_size = cache_size
 
     def tokens(self, tag_path: str) -> list[str]:
+        if self.ignore_digits:
+            tag_path = _DIGITS.sub("0", tag_path)
         parts = [BOS, *tag_path.split(), EOS]
         n = min(self.n, len(parts))
         return ["\x1f".join(parts[i:i + n]) for i in range(len(parts) - n + 1)]
