@@ -45,6 +45,7 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--resume", action="store_true", help="continue the crawl saved in --out")
     group.add_argument("--fresh", action="store_true", help="discard a saved crawl state (stored targets stay)")
+    p.add_argument("--no-report", action="store_true", help="don't write report.md and its plots into --out")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -119,6 +120,12 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         print(json.dumps(summary.to_dict(), indent=2))
     else:
         print(format_summary(summary))
+    if not args.no_report:
+        from airflow_sbcrawl.report import write_report
+
+        report = write_report(crawler, summary, args.out)
+        if not args.json:
+            print(f"  report             {report}")
     if summary.start_error and summary.targets == 0:
         print(f"sbcrawl crawl: the start page could not be used: {summary.start_error}", file=sys.stderr)
         return 1

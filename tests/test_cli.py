@@ -54,6 +54,9 @@ def test_state_checks_on_restart(tiny_server, sim_proxy_env, tmp_path, capsys):
     url = tiny_server.site.start_url
     base = ["crawl", url, "--out", str(tmp_path), *FAST, "--checkpoint-every", "5"]
     assert run_cli([*base, "--max-requests", "40"], capsys)[0] == 0
+    report = (tmp_path / "report.md").read_text()  # written next to the targets after every crawl
+    assert "Why the crawl stopped" in report and "request budget spent" in report
+    assert (tmp_path / "report-harvest.png").stat().st_size > 1000
     # Existing state without --resume: refused, nothing touched.
     code, _, err = run_cli([*base, "--max-requests", "80"], capsys)
     assert code == 2 and "--resume" in err
