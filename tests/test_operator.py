@@ -159,6 +159,9 @@ def test_retry_resumes_and_matches_an_uninterrupted_run(crawl_env, seaweed, seaw
     # every target of the site was found, and the manifest agrees with the bucket
     assert {r["url"] for r in clean_rows} >= set(crawl_env.site.targets)
     assert clean["targets"] == len(clean_rows) and crashy["targets"] == len(crashy_rows)
+    # the explainable crawl report sits next to the run's manifests
+    assert clean["report_key"].endswith("/report.md")
+    assert clean["report_key"] in _keys(seaweed, seaweed_bucket, "clean/")
     print(f"\nretry test: crash after {crashes[0]} pages, resumed from checkpoint {crashy['resumed_from']}; "
           f"clean {len(clean_rows)} rows / {len(objects('clean'))} objects / {clean['requests']} requests, "
           f"resumed {len(crashy_rows)} rows / {len(objects('crashy'))} objects / {crashy['requests']} requests")

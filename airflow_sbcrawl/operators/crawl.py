@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseHook, BaseOperator
 from airflow.sdk import Asset, AssetAlias
 
-from airflow_sbcrawl.crawler import ConfigError, CrawlConfig, Crawler, Progress, SinkError
+from airflow_sbcrawl.crawler import ConfigError, CrawlConfig, Crawler, CrawlSummary, Progress, SinkError
 from airflow_sbcrawl.hooks.s3 import S3CrawlLayout, S3Sink, S3StateStore, check_bucket_writable, site_key
 
 if TYPE_CHECKING:
@@ -203,16 +205,14 @@ class SBCrawlOperator(BaseOperator):
             if self.progress_callback is not None:
                 self.progress_callback(p, context)
 
-        self._crawler = Crawler(config, sink, store, run_id=crawl_run, on_progress=on_progress)
+        crawler = self._crawler = Crawler(config, sink, store, run_id=crawl_run, on_progress=on_progress)
         try:
             # resume=True is also right on a first try: with no state it is a plain start.
             summary = self._crawler.run(resume=not fresh, fresh=fresh)
         except BaseException:
             # Whatever killed the try, record the budget it spent, so the retry does not overshoot it.
-            # Manifest rows appended since the last checkpoint are deliberately NOT flushed: the retry
-            # re-crawls from that checkpoint and writes them once (their objects are already in S3, so the
-            # uploads are skipped); the engine's replay of rows newer than a checkpoint does not take
-            # their URLs out of the frontier, so flushing them here would list those targets twice.
+            # Manifest rows appended since the last checkpoint are not flushed: the retry re-crawls from that
+            # checkpoint and writes them once (their objects are already in S3, so uploads are skipped).
             _best_effort(store.flush_journal, "budget journal")
             raise
         finally:
@@ -226,8 +226,10 @@ class SBCrawlOperator(BaseOperator):
             raise AirflowException(f"the start page {config.start_url} could not be crawled: {summary.start_error}")
 
         manifest_keys = sink.all_manifest_keys()
+        report_key = self._upload_report(hook, layout, crawl_run, crawler, summary)
         result = summary.to_dict()
         result.update(
+            report_key=report_key,
             site=layout.site, bucket=layout.bucket, prefix=layout.prefix,
             objects_prefix=layout.objects_prefix(), manifest_keys=manifest_keys,
             manifest_uri=layout.manifest_uri(), state_prefix=store.describe(), try_number=try_number,
@@ -237,6 +239,23 @@ class SBCrawlOperator(BaseOperator):
         self.log.info("crawl done: %d targets, %d requests, %d pages (%s)", summary.targets, summary.requests,
                       summary.pages, summary.stop_reason)
         return result
+
+    def _upload_report(self, hook: S3Hook, layout: S3CrawlLayout, crawl_run: str, crawler: Crawler,
+                       summary: CrawlSummary) -> str:
+        """The explainable crawl report (Markdown + plots) next to the run's manifests; a report that cannot
+        be made is logged, never a reason to fail a crawl whose targets are stored."""
+        from airflow_sbcrawl.report import REPORT_NAME, write_report
+
+        run_prefix = layout.run_prefix(crawl_run).rstrip("/")
+        try:
+            with tempfile.TemporaryDirectory(prefix="sbcrawl-report-") as tmp:
+                write_report(crawler, summary, tmp)
+                for path in sorted(Path(tmp).iterdir()):
+                    hook.load_file(str(path), f"{run_prefix}/{path.name}", layout.bucket, replace=True)
+            return f"{run_prefix}/{REPORT_NAME}"
+        except Exception as exc:  # matplotlib missing, S3 hiccup: the crawl itself succeeded
+            self.log.warning("crawl report not written: %s", exc)
+            return ""
 
     def _point_state_store(self, context: Context, store: S3StateStore, crawl_run: str) -> None:
         """Record where the state lives in the task instance's state store (Airflow >= 3.3), so the UI and
