@@ -14,6 +14,8 @@ from airflow_sbcrawl.crawler.urls import InvalidURL, normalize
 DEFAULT_USER_AGENT = f"airflow-sbcrawl/{__version__} (+https://pypi.org/project/airflow-sbcrawl/)"
 
 POLICIES = ("sb-classifier", "sb-oracle", "bfs", "dfs", "random", "focused", "tp-off")
+#: Baselines that need the site's ground truth, known only for simulated sites.
+NEEDS_TRUTH = ("sb-oracle", "tp-off")
 
 
 class ConfigError(ValueError):
