@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
 from airflow_sbcrawl.sim import seeded
+from airflow_sbcrawl.tables.model import column_letter
 
 # Served MIME type of each format (the octet-stream variant is decided per resource, not per format).
 MIME = {
@@ -182,22 +183,13 @@ def _zip(members: list[tuple[str, bytes]], stored_first: bool = False) -> bytes:
     return buf.getvalue()
 
 
-def _col_letter(i: int) -> str:
-    s = ""
-    i += 1
-    while i:
-        i, r = divmod(i - 1, 26)
-        s = chr(65 + r) + s
-    return s
-
-
 def xlsx_bytes(table: Table) -> bytes:
     """A minimal valid Office Open XML workbook: one sheet, inline strings, numbers as numbers."""
     rows_xml = []
     for r, row in enumerate(table.lines(), start=1):
         cells = []
         for c, cell in enumerate(row):
-            ref = f"{_col_letter(c)}{r}"
+            ref = f"{column_letter(c)}{r}"
             if r > 2 and cell.isdigit():  # header years stay text, like in published sheets
                 cells.append(f'<c r="{ref}"><v>{cell}</v></c>')
             else:
