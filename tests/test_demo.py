@@ -21,8 +21,14 @@ def test_demo_runs_end_to_end_and_says_where_targets_landed(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = proc.stdout
-    assert "s3://sbcrawl-demo" in out and "[5/5]" in out
+    assert "s3://sbcrawl-demo" in out and "[7/7]" in out
     objects = int(re.search(r"objects\s+(\d+) distinct files", out).group(1))
     assert objects > 0
     assert len(re.findall(r"s3://sbcrawl-demo/crawls/stats\.example/objects/[0-9a-f]{64}", out)) == min(3, objects)
     assert re.search(r"summary\s+\d+ pages, \d+ requests", out)
+    # the crawl's Asset event queued the ingestion DAG, which ended with rows in the lake
+    assert "queued ['sbcrawl_ingest']" in out
+    totals = re.search(r"totals\s+(\d+) rows in tables, (\d+) rows in observations", out)
+    tables, observations = map(int, totals.groups())
+    assert tables > 0 and observations > 0
+    assert re.search(r"observation\s+.+ = \S+ \(value [0-9.]+, ok\)", out)

@@ -83,9 +83,28 @@ def detected_marker_key(layout: S3CrawlLayout, detector_version: str, sha256: st
     return _join(layout.site_prefix, "tables", "_detected", safe_segment(detector_version), f"{sha256}.json")
 
 
+#: Above this size, uploads go through boto3's managed (multipart, threaded) transfer.
+MULTIPART_THRESHOLD = 64 * 1024 * 1024
+
+
 def download(hook: S3Hook, bucket: str, key: str, path: Path) -> None:
-    """Stream one object to ``path`` (boto3's managed transfer: ranged parts, never whole in memory)."""
-    hook.get_conn().download_file(Bucket=bucket, Key=key, Filename=str(path))
+    """Stream one object to ``path`` in 1 MiB chunks, never whole in memory. A plain GET rather than
+    ``download_file``: most crawled files are small, and the managed transfer's thread pool per call cost
+    more than the transfer itself (measured: it dominated detection of a 180-file crawl)."""
+    body = hook.get_conn().get_object(Bucket=bucket, Key=key)["Body"]
+    with open(path, "wb") as fh:
+        for chunk in body.iter_chunks(chunk_size=1024 * 1024):
+            fh.write(chunk)
+
+
+def upload(hook: S3Hook, bucket: str, key: str, path: Path) -> None:
+    """Upload a local file: one streamed PUT when small (Parquet files of one table usually are),
+    multipart above ``MULTIPART_THRESHOLD``."""
+    if Path(path).stat().st_size > MULTIPART_THRESHOLD:
+        hook.load_file(filename=path, key=key, bucket_name=bucket, replace=True)
+        return
+    with open(path, "rb") as fh:
+        hook.get_conn().put_object(Bucket=bucket, Key=key, Body=fh)
 
 
 def read_json(hook: S3Hook, bucket: str, key: str) -> Any | None:

@@ -27,6 +27,7 @@ from airflow_sbcrawl.hooks.tables import (
     download,
     read_json,
     reason_key,
+    upload,
     write_json,
 )
 from airflow_sbcrawl.tables import DETECTOR_VERSION, InputFile, detect_to_dir
@@ -182,9 +183,9 @@ class DetectTablesOperator(BaseOperator):
             summary["errors_by_reason"] = dict(reasons)
             # The index goes last: whoever finds it finds every Parquet file it names.
             if summary["errors"]:
-                hook.load_file(filename=errors_path, key=out + ERRORS_NAME, bucket_name=ref.bucket, replace=True)
+                upload(hook, ref.bucket, out + ERRORS_NAME, errors_path)
             write_json(hook, ref.bucket, out + SUMMARY_NAME, summary)
-            hook.load_file(filename=index_path, key=out + INDEX_NAME, bucket_name=ref.bucket, replace=True)
+            upload(hook, ref.bucket, out + INDEX_NAME, index_path)
         self.log.info("%s run %s: %d files (%d reused), %d tables, %d observations, %d errors %s", ref.site,
                       ref.run_id, summary["files"], summary["files_reused"], summary["tables"],
                       summary["observations"], summary["errors"], dict(reasons) or "")
@@ -229,8 +230,7 @@ class DetectTablesOperator(BaseOperator):
             records = _read_lines(work / INDEX_NAME)
             errors = _read_lines(work / ERRORS_NAME)
             for rec in records:
-                hook.load_file(filename=work / rec["path"], key=out + rec["path"], bucket_name=ref.bucket,
-                               replace=True)
+                upload(hook, ref.bucket, out + rec["path"], work / rec["path"])
             # Written after its Parquet files: a marker never points at a file that is not there.
             write_json(hook, ref.bucket, marker_key, {"detector_version": DETECTOR_VERSION, "sha256": sha,
                                                       "tables_prefix": out, "records": records, "errors": errors})
