@@ -43,7 +43,7 @@ class DemoContext:
     workdir: Path
     profile: str = "small"
     seed: int = 0
-    max_requests: int = 500
+    max_requests: int = 300
     started: float = field(default_factory=time.monotonic)
     seaweed: Any = None
     sim: Any = None
@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default="var/demo", help="where Airflow's home and SeaweedFS's data go")
     parser.add_argument("--profile", default="small", help="simulated site profile (tiny, small, deep, ...)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-requests", type=int, default=500,
+    parser.add_argument("--max-requests", type=int, default=300,
                         help="request budget of the crawl (the ingestion after it takes ~0.3 s per file found)")
     args = parser.parse_args(argv)
     ctx = DemoContext(Path(args.workdir).resolve(), args.profile, args.seed, args.max_requests)
