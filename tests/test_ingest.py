@@ -197,7 +197,10 @@ def test_an_asset_triggered_run_reads_its_crawls_from_the_triggering_events():
     must be processed once; another producer's event on the same Asset (no manifest keys) is ignored."""
     from datetime import UTC, datetime
 
-    from airflow.sdk.api.datamodels._generated import AssetAliasReferenceAssetEventDagRun, AssetReferenceAssetEventDagRun
+    from airflow.sdk.api.datamodels._generated import (
+        AssetAliasReferenceAssetEventDagRun,
+        AssetReferenceAssetEventDagRun,
+    )
     from airflow.sdk.execution_time.comms import AssetEventDagRunReferenceResult
     from airflow.sdk.execution_time.context import TriggeringAssetEventsAccessor
 
