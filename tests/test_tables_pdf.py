@@ -133,3 +133,11 @@ def test_page_limit_and_time_budget_are_reasons(monkeypatch):
 def test_damaged_pdf_is_a_reason_not_an_exception(data):
     result = read_bytes(data, mime="application/pdf")
     assert not result.sheets and result.errors and result.errors[0].reason
+
+
+def test_landscape_table_on_a_rotated_page():
+    page = Page(rotate=90)
+    rows = table_rows(30, 9, seed=5)
+    place_table(page, rows, 580, title="Table 7: Exports by region", note="Source: Customs.", pitch=11)
+    [sheet] = read_bytes(build_pdf([page])).sheets
+    assert sheet.rows == _padded([["Table 7: Exports by region"], *rows, ["Source: Customs."]], 10)

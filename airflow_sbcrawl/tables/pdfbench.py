@@ -30,6 +30,7 @@ class Page:
     rules: list[tuple[float, float, float, float]] = field(default_factory=list)  # x0, y0, x1, y1
     image: bool = False
     size: float = 9.0
+    rotate: int = 0  # 90: a landscape table on a portrait page, positions given as the reader sees them
 
     def text(self, x: float, y: float, text: str, font: str = "F1") -> None:
         self.texts.append((x, y, text, font))
@@ -39,6 +40,13 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
+def _matrix(page: Page, x: float, y: float) -> str:
+    """Text matrix putting a run at display position (x, y); on a /Rotate 90 page the text runs upwards."""
+    if page.rotate == 90:
+        return f"0 1 -1 0 {PAGE_W - y} {x}"
+    return f"1 0 0 1 {x} {y}"
+
+
 def _content(page: Page) -> bytes:
     ops = []
     if page.image:  # a full-page 1x1 grey image stands in for a scanned page
@@ -46,7 +54,7 @@ def _content(page: Page) -> bytes:
     if page.rules:
         ops.append("0.5 w " + " ".join(f"{a} {b} m {c} {d} l S" for a, b, c, d in page.rules))
     if page.texts:
-        runs = " ".join(f"/{f} {page.size} Tf 1 0 0 1 {x} {y} Tm ({_escape(t)}) Tj" for x, y, t, f in page.texts)
+        runs = " ".join(f"/{f} {page.size} Tf {_matrix(page, x, y)} Tm ({_escape(t)}) Tj" for x, y, t, f in page.texts)
         ops.append(f"BT {runs} ET")
     return "\n".join(ops).encode("latin-1")
 
@@ -67,8 +75,8 @@ def build_pdf(pages: Sequence[Page]) -> bytes:
     for page in pages:
         stream = _content(page)
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-        page_obj = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Contents %d 0 R /Resources %s >>"
-        objects.append(page_obj % (PAGE_W, PAGE_H, len(objects), resources))
+        page_obj = b"<< /Type /Page /Parent 2 0 R /Rotate %d /MediaBox [0 0 %d %d] /Contents %d 0 R /Resources %s >>"
+        objects.append(page_obj % (page.rotate, PAGE_W, PAGE_H, len(objects), resources))
         kids.append(f"{len(objects)} 0 R")
     objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>".encode()
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")

@@ -54,7 +54,21 @@ Line = list[Phrase]
 # -- characters to phrases ---------------------------------------------------------------------------
 
 
-def _page_phrases(textpage: object, page_height: float) -> list[Phrase]:
+def _display_box(box: object, rotation: int, width: float, height: float) -> tuple[float, float, float, float]:
+    """A character box (PDF user space, y up) as the page is displayed: x0, x1, top, bottom, y down.
+
+    Landscape tables are often portrait pages with /Rotate 90 and text running up the page."""
+    left, right, low, high = box.left, box.right, box.bottom, box.top  # type: ignore[attr-defined]
+    if rotation == 90:
+        return low, high, left, right
+    if rotation == 180:
+        return width - right, width - left, low, high
+    if rotation == 270:
+        return height - high, height - low, width - right, width - left
+    return left, right, height - high, height - low
+
+
+def _page_phrases(textpage: object, rotation: int, width: float, height: float) -> list[Phrase]:
     """The page's phrases, in content order. Raw PDFium calls: one wrapper call per character is the cost."""
     import pypdfium2.raw as pdfium_c
 
@@ -75,18 +89,18 @@ def _page_phrases(textpage: object, page_height: float) -> list[Phrase]:
         if not pdfium_c.FPDFText_GetLooseCharBox(handle, i, ctypes.byref(box)):
             continue
         size = pdfium_c.FPDFText_GetFontSize(handle, i) or (box.top - box.bottom) or 1.0
-        top, bottom = page_height - box.top, page_height - box.bottom
-        if cur is not None and _continues(cur, box.left, top, bottom, size, spaces):
+        x0, x1, top, bottom = _display_box(box, rotation, width, height)
+        if cur is not None and _continues(cur, x0, top, bottom, size, spaces):
             if spaces:
                 current.append(" ")
             current.append(char)
-            cur.x1 = max(cur.x1, box.right)
+            cur.x1 = max(cur.x1, x1)
             cur.top, cur.bottom = min(cur.top, top), max(cur.bottom, bottom)
         else:
             if cur is not None:
                 cur.text = "".join(current)
                 phrases.append(cur)
-            cur = Phrase(box.left, box.right, top, bottom, size, "")
+            cur = Phrase(x0, x1, top, bottom, size, "")
             current = [char]
         spaces = 0
     if cur is not None:
@@ -320,7 +334,12 @@ def _read_page(doc: object, data: bytes, index: int, plumber: list[object]) -> l
     try:
         textpage = page.get_textpage()
         try:
-            phrases = _page_phrases(textpage, page.get_height())
+            # the unrotated MediaBox size: pdfium's get_size() already swaps it for /Rotate 90 and 270
+            rotation = page.get_rotation()
+            width, height = page.get_size()
+            if rotation in (90, 270):
+                width, height = height, width
+            phrases = _page_phrases(textpage, rotation, width, height)
         finally:
             textpage.close()
         if not phrases:
