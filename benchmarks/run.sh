@@ -3,10 +3,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=benchmarks/results
-# Tables 2-3 and harvest curves: every policy on tiny and small, 2 repeats of the seeded policies.
-.venv/bin/sbcrawl bench crawl --profiles tiny,small --repeats 2 --out "$out/crawl"
-# Tables 2-3 on the deep profile (long "next" chains), 1 repeat.
-.venv/bin/sbcrawl bench crawl --profiles deep --repeats 1 --out "$out/crawl-deep"
+# Tables 2-3 and harvest curves: every policy on tiny, small and deep, 3 repeats of the seeded policies.
+.venv/bin/sbcrawl bench crawl --profiles tiny,small,deep --repeats 3 --out "$out/crawl"
+# Sites nobody tuned for: the portal profile and two random profiles (structure drawn from the seed).
+.venv/bin/sbcrawl bench crawl --profiles portal,random-7,random-11 --repeats 1 \
+    --policies sb-classifier,focused,bfs,omniscient --out "$out/crawl-unseen"
 # Table 4: alpha, n, theta one at a time, SB-CLASSIFIER and SB-ORACLE, on small.
 .venv/bin/sbcrawl bench crawl --sweep --profiles small --repeats 1 --policies sb-classifier,sb-oracle --out "$out/sweep"
 # Cost at scale: synthetic frontiers, then real crawls of the large profile.
