@@ -143,11 +143,13 @@ def test_spreadsheet_pdf_and_zip_are_readable():
     assert archive.read("t1.csv") == files.csv_bytes(table)
     pdf = files.pdf_bytes(table)
     assert pdf.startswith(b"%PDF-1.4") and pdf.rstrip().endswith(b"%%EOF")
-    openpyxl = pytest.importorskip("openpyxl")
+    import openpyxl
+
     sheet = openpyxl.load_workbook(io.BytesIO(files.xlsx_bytes(table))).active
     label, values = table.rows[0]
     assert [c.value for c in sheet[3]] == [label, *values]
-    pdfplumber = pytest.importorskip("pdfplumber")
+    import pdfplumber
+
     assert table.title in pdfplumber.open(io.BytesIO(pdf)).pages[0].extract_text()
     url = next(u for u, (m, _) in site.targets.items() if m == files.MIME["xlsx"])
     assert openpyxl.load_workbook(io.BytesIO(site.body(url))).active["A1"].value == site.table(url).title

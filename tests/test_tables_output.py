@@ -2,14 +2,12 @@
 
 import json
 
-import pytest
+import pyarrow.parquet as pq
 
-pq = pytest.importorskip("pyarrow.parquet")
+from airflow_sbcrawl.tables import InputFile, Provenance, detect_tables, detect_to_dir, read_tables
+from airflow_sbcrawl.tables.output import write_tables
 
-from airflow_sbcrawl.tables import InputFile, Provenance, detect_tables, detect_to_dir, read_tables  # noqa: E402
-from airflow_sbcrawl.tables.output import write_tables  # noqa: E402
-
-from .test_tables_detect import SHEET  # noqa: E402
+from .test_tables_detect import SHEET
 
 
 def test_parquet_round_trip(tmp_path):

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import pypdfium2  # noqa: F401 - fails loudly if the PDF engine is missing
 import pytest
 
 from airflow_sbcrawl.tables.api import detect_file
 from airflow_sbcrawl.tables.pdfbench import Page, bench_pages, build_pdf, fixed_width_page, place_table, table_rows
 from airflow_sbcrawl.tables.readers import Limits, read_bytes
 from airflow_sbcrawl.tables.readers import pdf as pdf_reader
-
-pytest.importorskip("pypdfium2")
 
 TITLE = "Table 4.1: Resident population by region, 2010-2015 (thousands)"
 NOTE = "Source: Census office. Figures for 2015 are provisional."
@@ -106,7 +105,6 @@ def _grid_page(rows: list[list[str]]) -> Page:
 
 
 def test_ruled_grid_goes_through_ruled_extraction(monkeypatch):
-    pytest.importorskip("pdfplumber")
     rows = [["Region", "2020", "2021"], ["North East", "1,200", "1,350"], ["South", "800", "950"]]
     calls = []
     original = pdf_reader._ruled_tables
