@@ -39,6 +39,23 @@ log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
 
+def s3_hook(aws_conn_id: str | None) -> S3Hook:
+    """The amazon provider's S3Hook, after checking that the connection exists, so that a missing one is a
+    clear, non-retryable error before any request rather than a credentials error deep inside boto3."""
+    from airflow.providers.amazon.aws.hooks.s3 import S3Hook
+    from airflow.providers.common.compat.sdk import AirflowFailException, BaseHook
+
+    if aws_conn_id:
+        try:
+            BaseHook.get_connection(aws_conn_id)
+        except Exception as exc:  # AirflowNotFoundException, or the API server's "not found"
+            raise AirflowFailException(
+                f"connection {aws_conn_id!r} is not defined: create it (conn_type 'aws', with "
+                "endpoint_url in its extra for a non-AWS S3) or pass aws_conn_id=None to use boto3's "
+                "default credentials") from exc
+    return S3Hook(aws_conn_id=aws_conn_id)
+
+
 def site_key(start_url: str) -> str:
     """The site folder of a start URL: its host without "www.", a non-default port kept after "_"."""
     netloc = normalize(start_url).split("/", 3)[2]

@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseHook, BaseOperator
+from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from airflow.sdk import Asset, AssetAlias
 
 from airflow_sbcrawl.crawler import ConfigError, CrawlConfig, Crawler, CrawlSummary, Progress, SinkError
-from airflow_sbcrawl.hooks.s3 import S3CrawlLayout, S3Sink, S3StateStore, check_bucket_writable, site_key
+from airflow_sbcrawl.hooks.s3 import S3CrawlLayout, S3Sink, S3StateStore, check_bucket_writable, s3_hook, site_key
 
 if TYPE_CHECKING:
     from airflow.providers.amazon.aws.hooks.s3 import S3Hook
@@ -147,20 +147,6 @@ class SBCrawlOperator(BaseOperator):
         merged["delay"] = _as_float("delay", merged["delay"])
         return CrawlConfig.from_dict(merged)
 
-    def _hook(self) -> S3Hook:
-        from airflow.providers.amazon.aws.hooks.s3 import S3Hook
-
-        if self.aws_conn_id:
-            try:
-                BaseHook.get_connection(self.aws_conn_id)
-            except Exception as exc:  # AirflowNotFoundException, or the API server's "not found"
-                raise AirflowFailException(
-                    f"connection {self.aws_conn_id!r} is not defined: create it (conn_type 'aws', with "
-                    "endpoint_url in its extra for a non-AWS S3) or pass aws_conn_id=None to use boto3's "
-                    "default credentials") from exc
-        return S3Hook(aws_conn_id=self.aws_conn_id)
-
-    # -- run -------------------------------------------------------------------------------------------
     def execute(self, context: Context) -> dict[str, Any]:
         try:
             config = self.build_config()
@@ -168,7 +154,7 @@ class SBCrawlOperator(BaseOperator):
             raise AirflowFailException(f"invalid crawl settings: {exc}") from exc
         if not self.bucket:
             raise AirflowFailException("bucket is empty: give the S3 bucket targets are written to")
-        hook = self._hook()
+        hook = s3_hook(self.aws_conn_id)
         layout = S3CrawlLayout(self.bucket, self.prefix or "", site_key(config.start_url))
         try:
             check_bucket_writable(hook, layout.bucket, layout.site_prefix)

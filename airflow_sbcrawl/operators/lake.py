@@ -13,10 +13,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseHook, BaseOperator
+from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from botocore.exceptions import BotoCoreError, ClientError
 
 from airflow_sbcrawl.hooks.lake import IcebergCatalogHook
+from airflow_sbcrawl.hooks.s3 import s3_hook
 from airflow_sbcrawl.hooks.tables import download
 from airflow_sbcrawl.lake import LakeError, LoadResult, load_tables
 from airflow_sbcrawl.tables import read_tables
@@ -101,16 +102,6 @@ class LoadToLakeOperator(BaseOperator):
         self.aws_conn_id = aws_conn_id
         self.max_observations = max_observations
 
-    def _s3(self) -> S3Hook:
-        from airflow.providers.amazon.aws.hooks.s3 import S3Hook
-
-        if self.aws_conn_id:
-            try:
-                BaseHook.get_connection(self.aws_conn_id)
-            except Exception as exc:
-                raise AirflowFailException(f"connection {self.aws_conn_id!r} is not defined") from exc
-        return S3Hook(aws_conn_id=self.aws_conn_id)
-
     def execute(self, context: Context) -> dict[str, Any]:
         try:
             runs = detected_runs(self.detected)
@@ -125,7 +116,7 @@ class LoadToLakeOperator(BaseOperator):
         except Exception as exc:  # AirflowNotFoundException and friends
             raise AirflowFailException(f"catalog connection {self.catalog_conn_id!r} is not usable: {exc}") from exc
         self.log.info("loading %d crawl run(s) into %s", len(runs), catalog.describe())
-        s3 = self._s3()
+        s3 = s3_hook(self.aws_conn_id)
         loads = []
         for run in runs:
             try:

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseHook, BaseOperator
+from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from botocore.exceptions import BotoCoreError, ClientError
 
-from airflow_sbcrawl.hooks.s3 import read_manifest
+from airflow_sbcrawl.hooks.s3 import read_manifest, s3_hook
 from airflow_sbcrawl.hooks.tables import (
     CrawlRef,
     copy,
@@ -114,16 +114,6 @@ class DetectTablesOperator(BaseOperator):
         self.max_file_bytes = max_file_bytes
         self.reuse_detected = reuse_detected
 
-    def _hook(self) -> S3Hook:
-        from airflow.providers.amazon.aws.hooks.s3 import S3Hook
-
-        if self.aws_conn_id:
-            try:
-                BaseHook.get_connection(self.aws_conn_id)
-            except Exception as exc:
-                raise AirflowFailException(f"connection {self.aws_conn_id!r} is not defined") from exc
-        return S3Hook(aws_conn_id=self.aws_conn_id)
-
     def execute(self, context: Context) -> dict[str, Any]:
         try:
             refs = parse_crawls(self.crawls) or crawls_from_context(context)
@@ -133,7 +123,7 @@ class DetectTablesOperator(BaseOperator):
         if not refs:
             raise AirflowFailException("no crawl run to process: pass crawls=… or schedule the DAG on the crawl's "
                                        "manifest Asset (or the sbcrawl-manifests alias)")
-        hook = self._hook()
+        hook = s3_hook(self.aws_conn_id)
         results = []
         for ref in refs:
             try:
