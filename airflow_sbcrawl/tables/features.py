@@ -135,25 +135,40 @@ def _sum_matches(values: np.ndarray, max_run: int = 40) -> tuple[np.ndarray, np.
         idx = np.flatnonzero(~np.isnan(col))
         if len(idx) < 3:
             continue
-        v = col[idx]
-        m = len(v)
-        csum = np.concatenate([[0.0], np.cumsum(v)])
         counts[idx] += 1
-        tol = np.maximum(np.abs(v) * 0.002, 1.01 * _rounding_unit(v))
-        for k in range(2, min(max_run, m - 1) + 1):
-            # sum of the k values following position p: csum[p+1+k] - csum[p+1]
-            p = np.arange(0, m - k)
-            s = csum[p + 1 + k] - csum[p + 1]
-            hit = (np.abs(s - v[p]) <= tol[p]) & (v[p] != 0)
-            below[idx[p[hit]]] += 1
-            q = np.arange(k, m)
-            s = csum[q] - csum[q - k]
-            hit = (np.abs(s - v[q]) <= tol[q]) & (v[q] != 0)
-            above[idx[q[hit]]] += 1
+        hits_below, hits_above = _run_sum_hits(col[idx], max_run)
+        below[idx] += hits_below
+        above[idx] += hits_above
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, np.minimum(below, counts) / np.maximum(counts, 1), 0.0), np.where(
             counts > 0, np.minimum(above, counts) / np.maximum(counts, 1), 0.0
         )
+
+
+def _run_sum_hits(v: np.ndarray, max_run: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each value of a column's numbers, how many runs of k = 2..max_run values just below (above) sum to it.
+
+    All run lengths at once: row k-2 of a (runs x values) matrix holds the sum of the k values after
+    (before) each position. Sums are differences of one cumulative sum, the same float operations as a
+    loop over k would do, so matches are identical to it, not merely close.
+    """
+    m = len(v)
+    csum = np.concatenate([[0.0], np.cumsum(v)])
+    tol = np.maximum(np.abs(v) * 0.002, 1.01 * _rounding_unit(v))
+    ks = np.arange(2, min(max_run, m - 1) + 1)[:, None]
+    pos = np.arange(m)[None, :]
+    candidate = v != 0
+    # below: the k values after p are csum[p+1+k] - csum[p+1]; such a run exists while p+k < m
+    end = pos + 1 + ks
+    ok = end <= m
+    s = csum[np.minimum(end, m)] - csum[pos + 1]
+    hits_below = ((np.abs(s - v) <= tol) & ok & candidate).sum(axis=0)
+    # above: the k values before q are csum[q] - csum[q-k]; such a run exists while q >= k
+    start = pos - ks
+    ok = start >= 0
+    s = csum[pos] - csum[np.maximum(start, 0)]
+    hits_above = ((np.abs(s - v) <= tol) & ok & candidate).sum(axis=0)
+    return hits_below, hits_above
 
 
 def _rounding_unit(v: np.ndarray) -> np.ndarray:
