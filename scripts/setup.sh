@@ -6,6 +6,9 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
+# Some machines' pip configuration names local package folders that do not exist; pip warns once per
+# package about them, which buries anything useful, so those lines are dropped.
+quiet_pip() { .venv/bin/python -m pip "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); }
+quiet_pip install --quiet --upgrade pip
 # compat mode: a plain path entry, robust to packages added after the install
-.venv/bin/python -m pip install --quiet -e ".[all,dev]" --config-settings editable_mode=compat
+quiet_pip install --quiet -e ".[all,dev]" --config-settings editable_mode=compat
