@@ -8,7 +8,7 @@ so that the lake can tell "not published" from "zero" from "suppressed", instead
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # Conventions differ between offices (a bare "x" is "suppressed" at ONS and Statistics Canada but "not
@@ -111,6 +111,8 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
     raw = text.translate(_SPACES).strip()
     if not raw:
         return _EMPTY
+    if raw.isascii() and raw.isdigit():  # the commonest cell, and no marker, mark or separator can be in it
+        return ParsedValue(float(raw), "ok")
     status = marker_status(raw)
     if status is not None:
         return ParsedValue(None, status)
@@ -150,6 +152,8 @@ def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
         if i >= limit:
             break
         c = cell.strip().replace(" ", "")
+        if "," not in c and "." not in c:  # every hint has a separator; most cells have none
+            continue
         if _DECIMAL_COMMA_HINT.match(c):
             comma += 1
         elif _DECIMAL_DOT_HINT.match(c):
@@ -157,3 +161,30 @@ def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
     if comma == dot == 0:
         return None
     return "," if comma > dot else "."
+
+
+class SheetCells:
+    """One sheet's cells, stripped, with the sheet's decimal separator; each distinct text is parsed once.
+
+    Line features, stub detection and observations all need the parse of the same cells, and a sheet
+    repeats its texts a lot (years, markers, small counts), so detection shares one of these per sheet.
+    """
+
+    def __init__(self, rows: Sequence[Sequence[str]], decimal: str | None) -> None:
+        self.text: list[list[str]] = [[cell.strip() for cell in row] for row in rows]
+        self.decimal = decimal
+        self._parsed: dict[str, ParsedValue] = {}
+
+    @classmethod
+    def guess(cls, rows: Sequence[Sequence[str]]) -> SheetCells:
+        """The cells with the decimal separator voted by ``guess_decimal``."""
+        cells = cls(rows, None)
+        cells.decimal = guess_decimal(c for row in cells.text for c in row)
+        return cells
+
+    def parse(self, text: str) -> ParsedValue:
+        """``parse_value(text, self.decimal)``, remembered for the next cell with the same text."""
+        parsed = self._parsed.get(text)
+        if parsed is None:
+            parsed = self._parsed[text] = parse_value(text, self.decimal)
+        return parsed
