@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .features import FEATURE_NAMES, sheet_features
+from .values import SheetCells
 
 CLASSES = ("metadata", "header", "group", "data", "derived", "notes")
 PARAMS_FILE = "line_model.json"
@@ -78,10 +79,15 @@ class LineClassifier:
         e = np.exp(z)
         return e / e.sum(axis=1, keepdims=True)
 
-    def predict_proba_sheet(self, rows: Sequence[Sequence[str]]) -> tuple[list[str], np.ndarray]:
-        """Classes and class probabilities (columns in ``classes_`` order) for every line of one sheet."""
+    def predict_proba_sheet(
+        self, rows: Sequence[Sequence[str]], cells: SheetCells | None = None
+    ) -> tuple[list[str], np.ndarray]:
+        """Classes and class probabilities (columns in ``classes_`` order) for every line of one sheet.
+
+        ``cells``: the sheet's parsed cells, when the caller keeps them to build tables afterwards.
+        """
         rows = [list(map(str, r)) for r in rows]
-        feats = sheet_features(rows) if rows else np.zeros((0, len(FEATURE_NAMES)))
+        feats = sheet_features(rows, cells=cells) if rows else np.zeros((0, len(FEATURE_NAMES)))
         proba = self._proba(feats) if rows else np.zeros((0, len(self.classes_)))
         classes = []
         for i, row in enumerate(rows):

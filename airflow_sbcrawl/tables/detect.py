@@ -10,7 +10,7 @@ import numpy as np
 
 from .classifier import LineClassifier, default_classifier
 from .model import DetectedTable, Observation, Provenance
-from .values import guess_decimal, parse_value
+from .values import SheetCells
 
 DETECTOR_VERSION = "sbcrawl-tables/0.1+lr1"
 
@@ -66,16 +66,16 @@ def _last_nonempty(classes: Sequence[str], lo: int, hi: int) -> int:
     return hi
 
 
-def _stub_width(rows: list[list[str]], body: list[int], lo: int, hi: int, decimal: str | None) -> int:
+def _stub_width(rows: list[list[str]], body: list[int], lo: int, hi: int, cells: SheetCells) -> int:
     """Leading columns of the body that hold labels rather than numbers."""
     width = 0
     for j in range(lo, hi + 1):
         texts = nums = 0
         for i in body:
-            cell = rows[i][j].strip() if j < len(rows[i]) else ""
+            cell = cells.text[i][j] if j < len(rows[i]) else ""
             if not cell:
                 continue
-            status = parse_value(cell, decimal).status
+            status = cells.parse(cell).status
             if status == "text":
                 texts += 1
             else:
@@ -133,8 +133,9 @@ def build_table(
     span: tuple[int, int],
     provenance: Provenance,
     index: int,
-    decimal: str | None,
+    cells: SheetCells,
 ) -> DetectedTable:
+    """One table of the sheet, lines ``span``; ``cells`` are the sheet's parsed cells (see SheetCells)."""
     a, b = span
     lines = list(range(a, b + 1))
     used = [i for i in lines if classes[i] != "empty"]
@@ -142,7 +143,7 @@ def build_table(
     lo, hi = (min(cols), max(cols)) if cols else (0, max(len(rows[a]) - 1, 0))
     body = [i for i in lines if classes[i] in BODY]
     header_idx = [i for i in lines if classes[i] == "header"]
-    stub = _stub_width(rows, body, lo, hi, decimal)
+    stub = _stub_width(rows, body, lo, hi, cells)
     stub_end = lo + stub
     paths = _header_paths([rows[i] for i in header_idx], lo, hi, stub_end)
 
@@ -162,10 +163,10 @@ def build_table(
         stub_cells = tuple(_clean_label(c) for c in rows[i][lo:stub_end] if c.strip())
         labels = tuple(g for _, g in groups) + stub_cells
         for j in range(stub_end, hi + 1):
-            raw = rows[i][j].strip() if j < len(rows[i]) else ""
+            raw = cells.text[i][j] if j < len(rows[i]) else ""
             if not raw or _FOOTNOTE_MARK.fullmatch(raw):
                 continue
-            parsed = parse_value(raw, decimal)
+            parsed = cells.parse(raw)
             observations.append(Observation(i, j, labels, paths.get(j, ()), raw, parsed.value, parsed.status, cls))
 
     title = " ".join(" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "metadata")
@@ -208,10 +209,10 @@ def classify_and_detect(
     if not grid or width == 0:
         return ["empty"] * len(grid), []
     clf = classifier or default_classifier()
-    classes, proba = clf.predict_proba_sheet(grid)
-    decimal = guess_decimal(c for r in grid for c in r)
+    cells = SheetCells.guess(grid)  # parsed once, for the line features and the tables alike
+    classes, proba = clf.predict_proba_sheet(grid, cells=cells)
     if not provenance.detector_version:
         provenance = replace(provenance, detector_version=DETECTOR_VERSION)
     spans = _segments(classes)
-    tables = [build_table(grid, classes, proba, span, provenance, k, decimal) for k, span in enumerate(spans)]
+    tables = [build_table(grid, classes, proba, span, provenance, k, cells) for k, span in enumerate(spans)]
     return classes, tables

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from .values import guess_decimal, parse_value
+from .values import SheetCells
 
 # Cell kinds
 EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark such as "\2" or "(1)"
@@ -96,29 +96,133 @@ NEIGHBOUR_FEATURES = [f"{side}{d}_{name}" for side in ("prev", "next") for d in 
 FEATURE_NAMES = BASE_FEATURES + CONTEXT_FEATURES + NEIGHBOUR_FEATURES
 
 
-def cell_kinds(rows: list[list[str]], decimal: str | None) -> tuple[np.ndarray, np.ndarray]:
-    """Kind of every cell and its numeric value (NaN when not a number)."""
+_B = {name: k for k, name in enumerate(BASE_FEATURES)}
+# Features of a line that come from its words rather than from its cells' kinds (see _text_features)
+_TEXT_FEATURES = [
+    "year_share",  # as a count of year cells, which _base_features divides by the line's cells
+    "first_len_log",
+    "text_len_log",
+    "ends_colon",
+    "kw_total",
+    "kw_average",
+    "kw_notes",
+    "kw_source",
+    "kw_title",
+    "kw_unit",
+    "kw_continued",
+    "upper_share",
+    "yearish_text",
+    "indent",
+    "long_text",
+]
+
+
+def _base_features(
+    rows: list[list[str]], text: list[list[str]], kinds: np.ndarray, numeric_cols: np.ndarray, n_numeric_cols: int
+) -> np.ndarray:
+    """BASE_FEATURES of every line (zeros for blank lines, and for the run sums, which the caller fills).
+
+    Counts come from the kinds grid for all lines at once; only the word features loop over lines.
+    """
     n = len(rows)
-    width = max((len(r) for r in rows), default=0)
-    kinds = np.zeros((n, width), dtype=np.int8)
-    values = np.full((n, width), np.nan)
-    for i, row in enumerate(rows):
-        for j, cell in enumerate(row):
-            text = cell.strip()
-            if not text:
-                continue
-            if _FOOTNOTE_ONLY.match(text):
-                kinds[i, j] = MARK
-                continue
-            parsed = parse_value(text, decimal)
-            if parsed.status == "ok":
-                kinds[i, j] = NUMBER
-                values[i, j] = parsed.value
-            elif parsed.status == "text":
-                kinds[i, j] = TEXT
-            else:
-                kinds[i, j] = MARKER
-    return kinds, values
+    width = max(kinds.shape[1], 1)
+    base = np.zeros((n, len(BASE_FEATURES)))
+    nonempty = kinds != EMPTY
+    n_cells = nonempty.sum(axis=1)
+    lines = np.flatnonzero(n_cells > 0)
+    if len(lines) == 0:
+        return base
+    k = kinds[lines]
+    n_cells = n_cells[lines]
+    safe = n_cells  # non-zero on non-blank lines
+    first_col = nonempty[lines].argmax(axis=1)
+    last_col = width - 1 - nonempty[lines][:, ::-1].argmax(axis=1)
+    first_kind = k[np.arange(len(lines)), first_col]
+
+    words = np.array([_text_features(rows[i], text[i], kinds[i], first_col[pos]) for pos, i in enumerate(lines)])
+    for slot, name in enumerate(_TEXT_FEATURES):
+        base[lines, _B[name]] = words[:, slot]
+    # The three raw counts and lengths, scaled
+    base[lines, _B["year_share"]] = words[:, 0] / safe
+    base[lines, _B["first_len_log"]] = np.log1p(words[:, 1])
+    base[lines, _B["text_len_log"]] = np.log1p(words[:, 2])
+
+    base[lines, _B["fill"]] = n_cells / width
+    base[lines, _B["n_cells_log"]] = np.log1p(n_cells)
+    base[lines, _B["num_share"]] = (k == NUMBER).sum(axis=1) / safe
+    base[lines, _B["marker_share"]] = (k == MARKER).sum(axis=1) / safe
+    base[lines, _B["text_share"]] = (k == TEXT).sum(axis=1) / safe
+    base[lines, _B["mark_share"]] = (k == MARK).sum(axis=1) / safe
+    base[lines, _B["starts_col0"]] = first_col == 0
+    base[lines, _B["single_cell"]] = n_cells == 1
+    base[lines, _B["first_is_text"]] = first_kind == TEXT
+    base[lines, _B["first_is_number"]] = first_kind == NUMBER
+    base[lines, _B["first_col_rel"]] = first_col / width
+    base[lines, _B["last_col_rel"]] = last_col / width
+    base[lines, _B["text_in_numeric_cols"]] = ((k == TEXT) & numeric_cols).sum(axis=1) / n_numeric_cols
+    base[lines, _B["numeric_cols_empty"]] = ((k == EMPTY) & numeric_cols).sum(axis=1) / n_numeric_cols
+    base[lines, _B["first_col_numeric_share"]] = (k[:, 0] == NUMBER) | (k[:, 0] == MARKER)
+    return base
+
+
+def _text_features(row: list[str], text: list[str], kinds: np.ndarray, first_col: int) -> list[float]:
+    """The _TEXT_FEATURES of one non-blank line (counts and lengths raw; the caller scales them)."""
+    cells = [t for t in text if t]
+    first = text[first_col]
+    texts = [t for t, kind in zip(text, kinds, strict=False) if kind == TEXT]
+    joined = " ".join(cells)
+    letters = [ch for ch in joined if ch.isalpha()]
+    raw_first = row[first_col]
+    return [
+        sum(1 for t in cells if _YEAR.match(t)),
+        len(first),
+        sum(len(t) for t in texts),
+        float(first.endswith(":") or first.endswith("--") or first.endswith("—")),
+        float(bool(_TOTAL.search(first))),
+        float(bool(_AVERAGE.search(first))),
+        float(bool(_NOTES.match(first))),
+        float(bool(_SOURCE.search(joined))),
+        float(bool(_TITLE.match(first))),
+        float(bool(_UNIT.search(joined))),
+        float(bool(_CONTINUED.search(joined))),
+        (sum(ch.isupper() for ch in letters) / len(letters)) if letters else 0.0,
+        float(any(_YEARISH.search(t) for t in texts)),
+        min(len(raw_first) - len(raw_first.lstrip()), 8) / 8,
+        float(len(joined) > 60),
+    ]
+
+
+def cell_kinds(
+    rows: list[list[str]], decimal: str | None, cells: SheetCells | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Kind of every cell and its numeric value (NaN when not a number).
+
+    Each distinct text is classified once and the grid is filled by indexing: sheets repeat texts a lot.
+    """
+    if cells is None:
+        cells = SheetCells(rows, decimal)
+    n = len(cells.text)
+    width = max((len(r) for r in cells.text), default=0)
+    codes = np.zeros((n, width), dtype=np.intp)
+    distinct: dict[str, int] = {"": 0}  # code 0: the empty cell
+    for i, row in enumerate(cells.text):
+        codes[i, : len(row)] = [distinct.setdefault(text, len(distinct)) for text in row]
+    kind_of = np.zeros(len(distinct), dtype=np.int8)
+    value_of = np.full(len(distinct), np.nan)
+    for code, text in enumerate(distinct):
+        if code:
+            kind_of[code], value_of[code] = _cell_kind(text, cells)
+    return kind_of[codes], value_of[codes]
+
+
+def _cell_kind(text: str, cells: SheetCells) -> tuple[int, float]:
+    """Kind and value of one non-empty stripped cell."""
+    if _FOOTNOTE_ONLY.match(text):
+        return MARK, np.nan
+    parsed = cells.parse(text)
+    if parsed.status == "ok":
+        return NUMBER, parsed.value
+    return (TEXT if parsed.status == "text" else MARKER), np.nan
 
 
 def _sum_matches(values: np.ndarray, max_run: int = 40) -> tuple[np.ndarray, np.ndarray]:
@@ -178,14 +282,18 @@ def _rounding_unit(v: np.ndarray) -> np.ndarray:
     return unit * 2
 
 
-def sheet_features(rows: list[list[str]], decimal: str | None = None) -> np.ndarray:
-    """A (lines x FEATURE_NAMES) matrix for one sheet; empty lines get a row too (they are never classified)."""
+def sheet_features(rows: list[list[str]], decimal: str | None = None, cells: SheetCells | None = None) -> np.ndarray:
+    """A (lines x FEATURE_NAMES) matrix for one sheet; empty lines get a row too (they are never classified).
+
+    ``cells`` (the sheet's parsed cells, decimal guessed when ``decimal`` is None) can be passed in by a
+    caller that needs the same parses afterwards.
+    """
     n = len(rows)
     if n == 0:
         return np.zeros((0, len(FEATURE_NAMES)))
-    if decimal is None:
-        decimal = guess_decimal(c for r in rows for c in r)
-    kinds, values = cell_kinds(rows, decimal)
+    if cells is None:
+        cells = SheetCells.guess(rows) if decimal is None else SheetCells(rows, decimal)
+    kinds, values = cell_kinds(rows, cells.decimal, cells)
     width = max(kinds.shape[1], 1)
     nonempty = kinds != EMPTY
     n_cells = nonempty.sum(axis=1)
@@ -202,51 +310,9 @@ def sheet_features(rows: list[list[str]], decimal: str | None = None) -> np.ndar
     n_numeric_cols = max(int(numeric_cols.sum()), 1)
 
     sum_below, sum_above = _sum_matches(values)
-    base = np.zeros((n, len(BASE_FEATURES)))
-    for i, row in enumerate(rows):
-        if blank[i]:
-            continue
-        k = kinds[i]
-        cols = np.flatnonzero(k != EMPTY)
-        first = row[cols[0]].strip()
-        texts = [row[j].strip() for j in cols if k[j] == TEXT]
-        joined = " ".join(row[j].strip() for j in cols)
-        letters = [ch for ch in joined if ch.isalpha()]
-        years = sum(1 for j in cols if _YEAR.match(row[j].strip()))
-        base[i] = [
-            n_cells[i] / width,
-            np.log1p(n_cells[i]),
-            num[i] / safe[i],
-            (k == MARKER).sum() / safe[i],
-            (k == TEXT).sum() / safe[i],
-            years / safe[i],
-            (k == MARK).sum() / safe[i],
-            float(cols[0] == 0),
-            float(n_cells[i] == 1),
-            float(k[cols[0]] == TEXT),
-            float(k[cols[0]] == NUMBER),
-            np.log1p(len(first)),
-            np.log1p(sum(len(t) for t in texts)),
-            float(first.endswith(":") or first.endswith("--") or first.endswith("—")),
-            float(bool(_TOTAL.search(first))),
-            float(bool(_AVERAGE.search(first))),
-            float(bool(_NOTES.match(first))),
-            float(bool(_SOURCE.search(joined))),
-            float(bool(_TITLE.match(first))),
-            float(bool(_UNIT.search(joined))),
-            float(bool(_CONTINUED.search(joined))),
-            (sum(ch.isupper() for ch in letters) / len(letters)) if letters else 0.0,
-            float(any(_YEARISH.search(t) for t in texts)),
-            cols[0] / width,
-            cols[-1] / width,
-            min(len(row[cols[0]]) - len(row[cols[0]].lstrip()), 8) / 8,
-            ((k == TEXT) & numeric_cols).sum() / n_numeric_cols,
-            ((k == EMPTY) & numeric_cols).sum() / n_numeric_cols,
-            sum_below[i],
-            sum_above[i],
-            float(len(joined) > 60),
-            float(k[0] in (NUMBER, MARKER)) if width else 0.0,
-        ]
+    base = _base_features(rows, cells.text, kinds, numeric_cols, n_numeric_cols)
+    base[:, _B["sum_below"]] = np.where(blank, 0.0, sum_below)
+    base[:, _B["sum_above"]] = np.where(blank, 0.0, sum_above)
 
     # Position relative to the sheet and to its numeric block
     order = np.flatnonzero(~blank)
