@@ -8,8 +8,11 @@ so that the lake can tell "not published" from "zero" from "suppressed", instead
 from __future__ import annotations
 
 import re
+import string
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 # Conventions differ between offices (a bare "x" is "suppressed" at ONS and Statistics Canada but "not
 # applicable" at Destatis); we follow the most common reading and always keep the raw text next to it.
@@ -47,6 +50,13 @@ _FOOTNOTE_TAIL = re.compile(
 _FOOTNOTE_HEAD = re.compile(r"^(?:\\\d+\s*|\[[^\]]{1,4}\]\s*)")
 _NUMBER = re.compile(r"^[+-]?(?:\d[\d ',.]*)?(?:\d|[.,]\d+)(?:[eE][+-]?\d+)?$")
 _UNITS = re.compile(r"^[$€£¥]\s*|\s*(?:%|‰|[$€£¥])$")
+# Cheap tests that rule the patterns above out for most cells (a mark ends in one of these characters or
+# needs a backslash or opening bracket; a unit is a currency sign in front or a sign at the end)
+_MARK_LAST = frozenset("]*\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))) + string.ascii_letters)
+_UNIT_FIRST = frozenset("$€£¥")
+_UNIT_LAST = frozenset("%‰$€£¥")
+# "-12", "3.25", "1,234" or "1,234.5": read the same by every step of parse_value unless the decimal is ","
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 _GROUPED_COMMA = re.compile(r"^\d{1,3}(?:,\d{3})+$")
 _GROUPED_DOT = re.compile(r"^\d{1,3}(?:\.\d{3})+$")
 
@@ -66,6 +76,8 @@ def marker_status(text: str) -> str | None:
 
 
 def _strip_footnotes(text: str) -> str:
+    if text and "\\" not in text and text[0] != "[" and text[-1] not in _MARK_LAST:
+        return text  # (stripped already) neither _FOOTNOTE_TAIL nor _FOOTNOTE_HEAD can match
     for _ in range(3):  # "12.5 p \1" carries two marks
         new = _FOOTNOTE_TAIL.sub("", text).strip()
         new = _FOOTNOTE_HEAD.sub("", new).strip()
@@ -111,8 +123,11 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
     raw = text.translate(_SPACES).strip()
     if not raw:
         return _EMPTY
-    if raw.isascii() and raw.isdigit():  # the commonest cell, and no marker, mark or separator can be in it
+    # Fast paths for the commonest cells, in which no marker, mark or unit can be
+    if raw.isascii() and raw.isdigit():
         return ParsedValue(float(raw), "ok")
+    if decimal != "," and _PLAIN_NUMBER.fullmatch(raw):
+        return ParsedValue(float(raw.replace(",", "")), "ok")
     status = marker_status(raw)
     if status is not None:
         return ParsedValue(None, status)
@@ -124,7 +139,8 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
     if body.startswith("(") and body.endswith(")"):
         negative, body = True, body[1:-1].strip()
     body = body.replace("−", "-").replace("–", "-")
-    body = _UNITS.sub("", body).strip()
+    if body and (body[0] in _UNIT_FIRST or body[-1] in _UNIT_LAST):
+        body = _UNITS.sub("", body).strip()
     if not body or not _NUMBER.match(body):
         return ParsedValue(None, "text")
     value = _to_float(body, decimal)
@@ -139,6 +155,8 @@ def is_number(text: str, decimal: str | None = None) -> bool:
 
 _DECIMAL_COMMA_HINT = re.compile(r"^[+-]?\d+,\d{1,2}$|^[+-]?\d+,\d{4,}$|^\d{1,3}(?:\.\d{3})+,\d+$")
 _DECIMAL_DOT_HINT = re.compile(r"^[+-]?\d+\.\d{1,2}$|^[+-]?\d+\.\d{4,}$|^\d{1,3}(?:,\d{3})+\.\d+$")
+# Both in one pass; alternatives are tried in order, so a cell matching both still votes for the comma
+_DECIMAL_HINT = re.compile(f"(?P<comma>{_DECIMAL_COMMA_HINT.pattern})|(?P<dot>{_DECIMAL_DOT_HINT.pattern})")
 
 
 def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
@@ -148,16 +166,18 @@ def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
     "1,234" alone proves nothing and casts no vote.
     """
     comma = dot = 0
-    for i, cell in enumerate(cells):
-        if i >= limit:
-            break
+    # A cell's vote depends on its text only: count the texts, then read each distinct one once
+    for cell, times in Counter(islice(cells, max(limit, 0))).items():
         c = cell.strip().replace(" ", "")
         if "," not in c and "." not in c:  # every hint has a separator; most cells have none
             continue
-        if _DECIMAL_COMMA_HINT.match(c):
-            comma += 1
-        elif _DECIMAL_DOT_HINT.match(c):
-            dot += 1
+        hint = _DECIMAL_HINT.match(c)
+        if hint is None:
+            continue
+        if hint.lastgroup == "comma":
+            comma += times
+        else:
+            dot += times
     if comma == dot == 0:
         return None
     return "," if comma > dot else "."
