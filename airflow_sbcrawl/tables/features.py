@@ -171,10 +171,10 @@ def _text_features(row: list[str], text: list[str], kinds: np.ndarray, first_col
     first = text[first_col]
     texts = [t for t, kind in zip(text, kinds, strict=False) if kind == TEXT]
     joined = " ".join(cells)
-    letters = [ch for ch in joined if ch.isalpha()]
+    letters = "".join(filter(str.isalpha, joined))
     raw_first = row[first_col]
     return [
-        sum(1 for t in cells if _YEAR.match(t)),
+        sum(1 for t in cells if len(t) <= 6 and _YEAR.match(t)),  # a year is 4 or 6 characters
         len(first),
         sum(len(t) for t in texts),
         float(first.endswith(":") or first.endswith("--") or first.endswith("—")),
@@ -185,7 +185,7 @@ def _text_features(row: list[str], text: list[str], kinds: np.ndarray, first_col
         float(bool(_TITLE.match(first))),
         float(bool(_UNIT.search(joined))),
         float(bool(_CONTINUED.search(joined))),
-        (sum(ch.isupper() for ch in letters) / len(letters)) if letters else 0.0,
+        (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0,
         float(any(_YEARISH.search(t) for t in texts)),
         min(len(raw_first) - len(raw_first.lstrip()), 8) / 8,
         float(len(joined) > 60),
