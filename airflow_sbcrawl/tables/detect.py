@@ -16,6 +16,8 @@ DETECTOR_VERSION = "sbcrawl-tables/0.1+lr1"
 
 BODY = ("data", "derived")
 _FOOTNOTE_MARK = re.compile(r"\s*(\\\d+|\[\w{1,3}\]|[\u00b9\u00b2\u00b3\u2070-\u2079]+)\s*$")
+# The first characters a stripped cell that is only a footnote mark can start with: a cheap test first
+_MARK_FIRST = frozenset("\\[\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))))
 
 
 def _clean_label(text: str) -> str:
@@ -139,7 +141,7 @@ def build_table(
     a, b = span
     lines = list(range(a, b + 1))
     used = [i for i in lines if classes[i] != "empty"]
-    cols = [j for i in used for j, c in enumerate(rows[i]) if c.strip() and classes[i] not in ("metadata", "notes")]
+    cols = [j for i in used if classes[i] not in ("metadata", "notes") for j, c in enumerate(cells.text[i]) if c]
     lo, hi = (min(cols), max(cols)) if cols else (0, max(len(rows[a]) - 1, 0))
     body = [i for i in lines if classes[i] in BODY]
     header_idx = [i for i in lines if classes[i] == "header"]
@@ -162,9 +164,10 @@ def build_table(
             continue
         stub_cells = tuple(_clean_label(c) for c in rows[i][lo:stub_end] if c.strip())
         labels = tuple(g for _, g in groups) + stub_cells
-        for j in range(stub_end, hi + 1):
-            raw = cells.text[i][j] if j < len(rows[i]) else ""
-            if not raw or _FOOTNOTE_MARK.fullmatch(raw):
+        text = cells.text[i]
+        for j in range(stub_end, min(hi + 1, len(text))):  # cells past the row's end are empty
+            raw = text[j]
+            if not raw or (raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw)):
                 continue
             parsed = cells.parse(raw)
             observations.append(Observation(i, j, labels, paths.get(j, ()), raw, parsed.value, parsed.status, cls))
