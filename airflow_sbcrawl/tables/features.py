@@ -322,16 +322,8 @@ def sheet_features(rows: list[list[str]], decimal: str | None = None, cells: She
     numeric_rank = rank[numeric_line & ~blank]
     first_num = numeric_rank.min() if len(numeric_rank) else m
     last_num = numeric_rank.max() if len(numeric_rank) else -1
-    blank_above = np.zeros(n)
-    blank_below = np.zeros(n)
-    run = 0
-    for i in range(n):
-        blank_above[i] = run
-        run = run + 1 if blank[i] else 0
-    run = 0
-    for i in range(n - 1, -1, -1):
-        blank_below[i] = run
-        run = run + 1 if blank[i] else 0
+    blank_above = _blank_run_above(blank)
+    blank_below = _blank_run_above(blank[::-1])[::-1]
     context = np.zeros((n, len(CONTEXT_FEATURES)))
     r = rank.astype(float)
     context[:, 0] = np.arange(n) / max(n - 1, 1)
@@ -348,26 +340,13 @@ def sheet_features(rows: list[list[str]], decimal: str | None = None, cells: She
     context[:, 11] = numeric_line.sum() / m
     since = np.full(n, 10.0)
     until = np.full(n, 10.0)
-    last = None
-    for pos, i in enumerate(order):
-        if last is not None:
-            since[i] = min(pos - last, 10)
-        if numeric_line[i]:
-            last = pos
-    nxt = None
-    for pos in range(len(order) - 1, -1, -1):
-        i = order[pos]
-        if nxt is not None:
-            until[i] = min(nxt - pos, 10)
-        if numeric_line[i]:
-            nxt = pos
+    since[order] = _lines_since_numeric(numeric_line[order])
+    until[order] = _lines_since_numeric(numeric_line[order][::-1])[::-1]
     context[:, 12] = since / 10
     context[:, 13] = until / 10
     year_share = base[:, BASE_FEATURES.index("year_share")]
     following_numbers = np.zeros(n)
-    for pos, i in enumerate(order[:-1]):
-        j = order[pos + 1]
-        following_numbers[i] = numeric_line[j] and year_share[j] < 0.5
+    following_numbers[order[:-1]] = numeric_line[order[1:]] & (year_share[order[1:]] < 0.5)
     context[:, 14] = (year_share >= 0.5) * following_numbers
     sums = np.maximum(sum_above, sum_below)
     context[:, 15] = base[:, BASE_FEATURES.index("kw_total")] * (sums > 0)
@@ -376,15 +355,30 @@ def sheet_features(rows: list[list[str]], decimal: str | None = None, cells: She
     # The same descriptors of the two previous and two next non-empty lines
     neigh_idx = [BASE_FEATURES.index(name) for name in _NEIGHBOUR]
     neighbours = np.zeros((n, len(NEIGHBOUR_FEATURES)))
-    dense = base[order][:, neigh_idx]
     nn = len(_NEIGHBOUR)
-    for pos, i in enumerate(order):
-        for slot, offset in enumerate((-1, -2, 1, 2)):
-            p = pos + offset
-            if 0 <= p < len(order):
-                neighbours[i, slot * nn : (slot + 1) * nn] = dense[p]
-            else:
-                neighbours[i, slot * nn : (slot + 1) * nn] = -1
-        neighbours[i, -2] = min(i - order[pos - 1] - 1, 4) / 4 if pos > 0 else 1
-        neighbours[i, -1] = min(order[pos + 1] - i - 1, 4) / 4 if pos + 1 < len(order) else 1
+    # Two rows of -1 on each side stand for the missing neighbours of the first and last lines
+    padded = np.full((len(order) + 4, nn), -1.0)
+    padded[2:-2] = base[order][:, neigh_idx]
+    at = np.arange(len(order)) + 2
+    for slot, offset in enumerate((-1, -2, 1, 2)):
+        neighbours[order, slot * nn : (slot + 1) * nn] = padded[at + offset]
+    gaps = np.minimum(np.diff(order) - 1, 4) / 4  # blank lines between consecutive non-empty lines
+    neighbours[order, -2] = np.concatenate([[1.0], gaps])
+    neighbours[order, -1] = np.concatenate([gaps, [1.0]])
     return np.hstack([base, context, neighbours])
+
+
+def _blank_run_above(blank: np.ndarray) -> np.ndarray:
+    """For every line, how many blank lines come directly above it."""
+    lines = np.arange(len(blank))
+    last_nonblank = np.maximum.accumulate(np.where(blank, -1, lines))
+    before = np.concatenate([[-1], last_nonblank[:-1]])  # the last non-blank line strictly above
+    return (lines - 1 - before).astype(float)
+
+
+def _lines_since_numeric(numeric: np.ndarray) -> np.ndarray:
+    """For a sheet's non-empty lines in order: how many lines back the previous numeric one is, at most 10."""
+    pos = np.arange(len(numeric))
+    last = np.maximum.accumulate(np.where(numeric, pos, -1))
+    before = np.concatenate([[-1], last[:-1]])  # the last numeric line strictly above
+    return np.where(before >= 0, np.minimum(pos - before, 10), 10).astype(float)
