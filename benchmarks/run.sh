@@ -13,3 +13,5 @@ out=benchmarks/results
 # Cost at scale: synthetic frontiers, then real crawls of the large profile.
 .venv/bin/sbcrawl bench cost --crawls 0 --out "$out/cost-frontier"
 .venv/bin/sbcrawl bench cost --frontiers "" --crawls 1000,50000 --out "$out/cost-crawl"
+# A sample crawl report (Markdown + plots) with the final engine.
+.venv/bin/python benchmarks/report_sample.py "$out/report-small"
