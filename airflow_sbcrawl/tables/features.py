@@ -230,49 +230,58 @@ def _sum_matches(values: np.ndarray, max_run: int = 40) -> tuple[np.ndarray, np.
 
     Rows without a number in that column are skipped (blank lines and group labels sit inside runs).
     """
-    n, width = values.shape
+    n = len(values)
+    present = ~np.isnan(values)
+    cols = np.flatnonzero(present.sum(axis=0) >= 3)  # a sum and two parts at least
+    counts = present[:, cols].sum(axis=1).astype(float)
     below = np.zeros(n)
     above = np.zeros(n)
-    counts = np.zeros(n)
-    for j in range(width):
-        col = values[:, j]
-        idx = np.flatnonzero(~np.isnan(col))
-        if len(idx) < 3:
-            continue
-        counts[idx] += 1
-        hits_below, hits_above = _run_sum_hits(col[idx], max_run)
-        below[idx] += hits_below
-        above[idx] += hits_above
+    for batch in _column_batches(cols, present, max_run):
+        rows, hits_below, hits_above = _run_sum_hits(values[:, batch], present[:, batch], max_run)
+        below += np.bincount(rows, weights=hits_below, minlength=n)
+        above += np.bincount(rows, weights=hits_above, minlength=n)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, np.minimum(below, counts) / np.maximum(counts, 1), 0.0), np.where(
             counts > 0, np.minimum(above, counts) / np.maximum(counts, 1), 0.0
         )
 
 
-def _run_sum_hits(v: np.ndarray, max_run: int) -> tuple[np.ndarray, np.ndarray]:
-    """For each value of a column's numbers, how many runs of k = 2..max_run values just below (above) sum to it.
+def _column_batches(cols: np.ndarray, present: np.ndarray, max_run: int, budget: int = 1 << 19) -> list[np.ndarray]:
+    """Columns in groups small enough that a (run lengths x columns x numbers) array stays under ``budget``."""
+    per_column = max_run * int(present.sum(axis=0).max(initial=0))
+    size = max(budget // max(per_column, 1), 1)
+    return [cols[k : k + size] for k in range(0, len(cols), size)]
 
-    All run lengths at once: row k-2 of a (runs x values) matrix holds the sum of the k values after
-    (before) each position. Sums are differences of one cumulative sum, the same float operations as a
-    loop over k would do, so matches are identical to it, not merely close.
+
+def _run_sum_hits(values: np.ndarray, present: np.ndarray, max_run: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For every number of these columns: its row, and how many runs of k = 2..max_run numbers just below
+    (above) it in its column sum to it.
+
+    Each column's numbers are moved to the top, in order, so that runs skip the rows without a number; then
+    all columns and run lengths are checked at once, in (k, column, position) arrays. Sums are differences
+    of one cumulative sum per column, the same float operations as a loop over columns and k would do, so
+    the matches are identical to it, not merely close.
     """
-    m = len(v)
-    csum = np.concatenate([[0.0], np.cumsum(v)])
+    order = np.argsort(~present, axis=0, kind="stable")  # per column, rows with a number first, in order
+    m = present.sum(axis=0)  # numbers per column
+    depth = int(m.max())
+    filled = (np.arange(depth)[:, None] < m).T  # (column, position): the position holds a number
+    v = np.where(filled, np.take_along_axis(values, order[:depth], axis=0).T, 0.0)
+    csum = np.concatenate([np.zeros((len(m), 1)), np.cumsum(v, axis=1)], axis=1)
     tol = np.maximum(np.abs(v) * 0.002, 1.01 * _rounding_unit(v))
-    ks = np.arange(2, min(max_run, m - 1) + 1)[:, None]
-    pos = np.arange(m)[None, :]
-    candidate = v != 0
-    # below: the k values after p are csum[p+1+k] - csum[p+1]; such a run exists while p+k < m
+    candidate = filled & (v != 0)
+    ks = np.arange(2, min(max_run, depth - 1) + 1)[:, None, None]
+    col = np.arange(len(m))[None, :, None]
+    pos = np.arange(depth)[None, None, :]
+    # below: the k numbers after p sum to csum[p+1+k] - csum[p+1]; such a run exists while p + k < m
     end = pos + 1 + ks
-    ok = end <= m
-    s = csum[np.minimum(end, m)] - csum[pos + 1]
-    hits_below = ((np.abs(s - v) <= tol) & ok & candidate).sum(axis=0)
-    # above: the k values before q are csum[q] - csum[q-k]; such a run exists while q >= k
+    s = csum[col, np.minimum(end, depth)] - csum[col, pos + 1]
+    hits_below = ((np.abs(s - v) <= tol) & (end <= m[None, :, None]) & candidate).sum(axis=0)
+    # above: the k numbers before q sum to csum[q] - csum[q-k]; such a run exists while q >= k
     start = pos - ks
-    ok = start >= 0
-    s = csum[pos] - csum[np.maximum(start, 0)]
-    hits_above = ((np.abs(s - v) <= tol) & ok & candidate).sum(axis=0)
-    return hits_below, hits_above
+    s = csum[col, pos] - csum[col, np.maximum(start, 0)]
+    hits_above = ((np.abs(s - v) <= tol) & (start >= 0) & candidate).sum(axis=0)
+    return order[:depth].T[filled], hits_below[filled], hits_above[filled]
 
 
 def _rounding_unit(v: np.ndarray) -> np.ndarray:
