@@ -123,3 +123,5 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tiny_server, tmp
         assert hashlib.sha256((tmp_path / "objects" / row["sha256"]).read_bytes()).hexdigest() == row["sha256"]
     assert len(tiny_server.log) <= budget, "the budget did not hold across the resumes"
     assert b"stopped:" in out
+    print(f"\nSIGKILL test: {kills} kills, {len(rows)} targets listed once each, {len(objects)} objects, "
+          f"{len(tiny_server.log)} requests seen by the server (budget {budget})")
