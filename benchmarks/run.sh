@@ -8,8 +8,8 @@ out=benchmarks/results
 # Sites nobody tuned for: the portal profile and two random profiles (structure drawn from the seed).
 .venv/bin/sbcrawl bench crawl --profiles portal,random-7,random-11 --repeats 1 \
     --policies sb-classifier,focused,bfs,omniscient --out "$out/crawl-unseen"
-# Table 4: alpha, n, theta one at a time, SB-CLASSIFIER and SB-ORACLE, on small.
-.venv/bin/sbcrawl bench crawl --sweep --profiles small --repeats 1 --policies sb-classifier,sb-oracle --out "$out/sweep"
+# Table 4: alpha, n, theta one at a time, SB-CLASSIFIER, on small and deep.
+.venv/bin/sbcrawl bench crawl --sweep --profiles small,deep --repeats 1 --policies sb-classifier --jobs 2 --out "$out/sweep"
 # Cost at scale: synthetic frontiers, then real crawls of the large profile.
 .venv/bin/sbcrawl bench cost --crawls 0 --out "$out/cost-frontier"
 .venv/bin/sbcrawl bench cost --frontiers "" --crawls 1000,50000 --out "$out/cost-crawl"
