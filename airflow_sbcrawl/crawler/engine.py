@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import tempfile
 import threading
 import time
 from array import array
@@ -533,7 +532,3 @@ def _filename(disposition: str | None) -> str:
     msg = Message()
     msg["content-disposition"] = disposition
     return msg.get_filename() or ""
-
-
-def default_tmp_dir() -> str:
-    return tempfile.gettempdir()
