@@ -25,7 +25,7 @@ def parse_size(text: str) -> int:
 
 
 def _crawl_parser(sub: argparse._SubParsersAction) -> None:
-    from airflow_sbcrawl.crawler.config import NEEDS_TRUTH, POLICIES
+    from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, WITHOUT_TRUTH
 
     p = sub.add_parser("crawl", help="crawl one site for its data files into a local folder")
     p.add_argument("url", help="start URL of the site")
@@ -33,7 +33,7 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-requests", type=int, default=10_000, help="budget of GET and HEAD requests")
     p.add_argument("--max-bytes", type=parse_size, default=parse_size("50G"), help="budget of body bytes")
     p.add_argument("--delay", type=float, default=1.0, help="minimum seconds between requests to one host")
-    p.add_argument("--policy", choices=[x for x in POLICIES if x not in NEEDS_TRUTH], default="sb-classifier")
+    p.add_argument("--policy", choices=WITHOUT_TRUTH, default=DEFAULT_POLICY)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target-type", action="append", dest="target_types", metavar="MIME",
                    help="target MIME type (repeat); default: the 38 types of the paper and a few more")
@@ -166,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--port", type=int, default=8900)
     p = sub.add_parser("bench", help="benchmarks: crawl policies, or table detection")
-    p.add_argument("what", choices=["crawl", "tables", "cost"])
+    p.add_argument("what", choices=["crawl", "tables", "cost", "harness"])
     p.add_argument("rest", nargs=argparse.REMAINDER, help="options of that benchmark (see --help there)")
     return parser
 
@@ -176,6 +176,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from airflow_sbcrawl.tables.bench import main as bench_main
     elif args.what == "crawl":
         from airflow_sbcrawl.bench.crawl import main as bench_main
+    elif args.what == "harness":
+        from airflow_sbcrawl.bench.harness import main as bench_main
     else:
         from airflow_sbcrawl.bench.cost import main as bench_main
     return bench_main(args.rest)

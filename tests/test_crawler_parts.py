@@ -16,7 +16,8 @@ from airflow_sbcrawl.crawler.config import ConfigError, CrawlConfig
 from airflow_sbcrawl.crawler.earlystop import EarlyStopping
 from airflow_sbcrawl.crawler.frontier import LinkTable, RandomBag
 from airflow_sbcrawl.crawler.html import extract_links
-from airflow_sbcrawl.crawler.policies import NewLink, SleepingBanditPolicy
+from airflow_sbcrawl.crawler.policies import NewLink
+from airflow_sbcrawl.crawler.policies.sb import SleepingBanditPolicy
 from airflow_sbcrawl.crawler.tagpath import TagPathVectorizer
 from airflow_sbcrawl.crawler.urls import InvalidURL, Scope, extension, normalize, resolve
 

@@ -17,6 +17,7 @@ class SleepingBandit:
         self.counts = np.zeros(0, dtype=np.float64)  # N_t(a): times a was selected
         self.means = np.zeros(0, dtype=np.float64)  # R_a: mean reward of a
         self.steps = 0  # t
+        self.scale = 1.0  # the bonus in units of the reward's scale (1 for the paper's raw target counts)
 
     def __len__(self) -> int:
         return len(self.counts)
@@ -30,7 +31,7 @@ class SleepingBandit:
     def scores(self, awake: np.ndarray) -> np.ndarray:
         t = max(self.steps, 1)
         n = len(awake)
-        bonus = self.alpha * np.sqrt(np.log(t) / (self.counts[:n] + self.epsilon))
+        bonus = self.alpha * self.scale * np.sqrt(np.log(t) / (self.counts[:n] + self.epsilon))
         return np.where(awake, self.means[:n] + bonus, -np.inf)
 
     def select(self, awake: np.ndarray, rng: np.random.Generator) -> int:

@@ -9,13 +9,11 @@ from typing import Any
 
 from airflow_sbcrawl import __version__
 from airflow_sbcrawl.crawler.mimes import BLOCKED_EXTENSIONS, BLOCKED_MIME_PREFIXES, TARGET_MIME_TYPES
+from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, POLICIES
 from airflow_sbcrawl.crawler.urls import InvalidURL, normalize
 
 DEFAULT_USER_AGENT = f"airflow-sbcrawl/{__version__} (+https://pypi.org/project/airflow-sbcrawl/)"
 
-POLICIES = ("sb-classifier", "sb-oracle", "bfs", "dfs", "random", "focused", "tp-off")
-#: Baselines that need the site's ground truth, known only for simulated sites.
-NEEDS_TRUTH = ("sb-oracle", "tp-off")
 
 
 class ConfigError(ValueError):
@@ -29,7 +27,7 @@ class CrawlConfig:
     # as received on the wire. Neither is ever overshot.
     max_requests: int = 10_000
     max_bytes: int = 50 * 1024**3
-    policy: str = "sb-classifier"
+    policy: str = DEFAULT_POLICY
     seed: int = 0
 
     # Tag paths and actions (§3.2): n-grams, projection to 2**m dims with hash parameters w and prime.
@@ -42,6 +40,8 @@ class CrawlConfig:
     # Sleeping bandit (§3.2).
     alpha: float = 2 * math.sqrt(2)
     bandit_epsilon: float = 1e-6
+    # Not in the paper: the default policy's credit for the links a page reveals (see policies.sb).
+    credit_gamma: float = 0.9
     # Online URL classifier (§3.3): batch size b, first batch labelled by HEAD requests.
     batch_size: int = 10
 
@@ -91,7 +91,7 @@ class CrawlConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-        for name in ("delay", "backoff", "retries", "max_redirects", "alpha", "bandit_epsilon"):
+        for name in ("delay", "backoff", "retries", "max_redirects", "alpha", "bandit_epsilon", "credit_gamma"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         for name in ("connect_timeout", "read_timeout", "response_timeout", "checkpoint_every_seconds"):

@@ -100,3 +100,59 @@ class RandomBag:
         items[i] = items[-1]
         items.pop()
         return item
+
+
+class LeveledQueue:
+    """Ids in priority levels (small non-negative ints): ``pop`` takes the oldest id of the highest
+    non-empty level. Each level is an int64 array read from a moving head, so a queue costs 8 bytes an id."""
+
+    __slots__ = ("_heads", "_levels", "_size")
+
+    def __init__(self) -> None:
+        self._levels: dict[int, array] = {}
+        self._heads: dict[int, int] = {}
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def add(self, item: int, level: int) -> None:
+        queue = self._levels.get(level)
+        if queue is None:
+            queue = self._levels[level] = array("q")
+            self._heads[level] = 0
+        queue.append(item)
+        self._size += 1
+
+    def pop(self) -> int:
+        level = max(self._levels)
+        queue, head = self._levels[level], self._heads[level]
+        item = queue[head]
+        head += 1
+        if head == len(queue):
+            del self._levels[level], self._heads[level]
+        elif head > 1024 and head * 2 > len(queue):
+            del queue[:head]  # reclaim the consumed front now and then, not on every pop
+            head = 0
+        if level in self._heads:
+            self._heads[level] = head
+        self._size -= 1
+        return item
+
+    def to_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, levels) in pop order within each level, for checkpoints."""
+        ids, levels = [], []
+        for level, queue in self._levels.items():
+            rest = np.frombuffer(queue, dtype=np.int64)[self._heads[level]:]
+            ids.append(rest)
+            levels.append(np.full(len(rest), level, dtype=np.int16))
+        if not ids:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int16)
+        return np.concatenate(ids), np.concatenate(levels)
+
+    @classmethod
+    def from_arrays(cls, ids: np.ndarray, levels: np.ndarray) -> LeveledQueue:
+        queue = cls()
+        for item, level in zip(ids.tolist(), levels.tolist(), strict=True):
+            queue.add(item, level)
+        return queue

@@ -1,0 +1,238 @@
+"""SB-CLASSIFIER as the paper specifies it (§3): tag-path actions, an AUER sleeping bandit over them, a
+uniformly random link of the chosen action crawled next."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from itertools import groupby
+
+import numpy as np
+
+from airflow_sbcrawl.crawler.actions import ActionIndex
+from airflow_sbcrawl.crawler.bandit import SleepingBandit
+from airflow_sbcrawl.crawler.config import CrawlConfig
+from airflow_sbcrawl.crawler.frontier import LeveledQueue, RandomBag
+from airflow_sbcrawl.crawler.policies.base import NewLink, Policy
+from airflow_sbcrawl.crawler.tagpath import TagPathVectorizer
+
+
+class SleepingBanditPolicy(Policy):
+    """SB-CLASSIFIER / SB-ORACLE (§3): links grouped into actions by tag path, actions chosen by AUER,
+    a uniformly random link of the chosen action crawled next."""
+
+    classifies_links = True
+
+    def __init__(self, config: CrawlConfig, rng: np.random.Generator, name: str = "sb-classifier") -> None:
+        self.name = name
+        self._rng = rng
+        self.vectorizer = TagPathVectorizer(config.ngram, config.dim_log2, config.hash_width, config.hash_prime,
+                                            ignore_digits=config.tagpath_ignore_digits)
+        self.actions = ActionIndex(self.vectorizer.dim, config.theta, seed=config.seed)
+        self.bandit = SleepingBandit(config.alpha, config.bandit_epsilon)
+        self._buckets: list[RandomBag] = []
+        self._sizes = np.zeros(0, dtype=np.int64)
+        self._total = 0
+        self._pending: dict[int, int] = {}  # link id handed out by next() -> its action
+        self.examples: dict[int, str] = {}  # one tag path per action, for reports
+
+    def add(self, links: Sequence[NewLink]) -> None:
+        # Links sharing a tag path map to the same action: vectorise and query the index once per path.
+        for tag_path, group in groupby(sorted(links, key=lambda link: link.tag_path), key=lambda link: link.tag_path):
+            members = list(group)
+            action = self.actions.assign(self.vectorizer.transform_one(tag_path), len(members), key=tag_path)
+            self._ensure(action)
+            self.examples.setdefault(action, tag_path)
+            self._enqueue(action, [link.id for link in members])
+
+    def _enqueue(self, action: int, ids: list[int]) -> None:
+        bucket = self._buckets[action]
+        for link_id in ids:
+            bucket.add(link_id)
+        self._sizes[action] += len(ids)
+        self._total += len(ids)
+
+    def _ensure(self, action: int) -> None:
+        while len(self._buckets) <= action:
+            self._buckets.append(RandomBag())
+        if len(self._sizes) <= action:
+            self._sizes = np.concatenate([self._sizes, np.zeros(max(64, len(self._sizes)), dtype=np.int64)])
+        self.bandit.grow(len(self._buckets))
+
+    def next(self) -> int | None:
+        if self._total == 0:
+            return None
+        n = len(self._buckets)
+        action = self.bandit.select(self._sizes[:n] > 0, self._rng)
+        link_id = self._take(action)
+        self._sizes[action] -= 1
+        self._total -= 1
+        self._pending[link_id] = action
+        return link_id
+
+    def _take(self, action: int) -> int:
+        return self._buckets[action].pop_random(self._rng)
+
+    def feedback(self, link_id: int, reward: float) -> None:
+        action = self._pending.pop(link_id, None)
+        if action is not None:
+            self.bandit.reward(action, reward)
+
+    def __len__(self) -> int:
+        return self._total
+
+    def state(self) -> dict:
+        return {"steps": self.bandit.steps, "examples": {str(k): v for k, v in self.examples.items()}}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        lengths = np.array([len(b) for b in self._buckets], dtype=np.int64)
+        ids = (np.concatenate([np.frombuffer(b.items, dtype=np.int64) for b in self._buckets])
+               if self._buckets else np.zeros(0, dtype=np.int64))
+        return {**self.actions.arrays(), **self.bandit.arrays(), "bucket_lengths": lengths, "bucket_ids": ids}
+
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        self.actions.restore(arrays["centroids"], arrays["sizes"])
+        self.bandit.restore(arrays["bandit_counts"], arrays["bandit_means"], int(state["steps"]))
+        lengths = arrays["bucket_lengths"]
+        ids = arrays["bucket_ids"].astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        self._buckets = [RandomBag(array("q", ids[offsets[i]:offsets[i + 1]].tobytes()))
+                         for i in range(len(lengths))]
+        self._sizes = np.zeros(max(64, len(lengths)), dtype=np.int64)
+        self._sizes[: len(lengths)] = lengths
+        self._total = int(lengths.sum())
+        self._pending = {}
+        self.examples = {int(k): v for k, v in state.get("examples", {}).items()}
+
+    def describe(self) -> dict:
+        n = len(self._buckets)
+        order = np.argsort(-self.bandit.means[:n])[:10]
+        return {
+            "actions": len(self.actions),
+            "top_actions": [
+                {"action": int(a), "mean_reward": float(self.bandit.means[a]), "pulls": int(self.bandit.counts[a]),
+                 "tag_path": self.examples.get(int(a), "")}
+                for a in order
+            ],
+        }
+
+
+class CreditedBanditPolicy(SleepingBanditPolicy):
+    """The default: SB-CLASSIFIER whose credit reaches the links that lead to datasets.
+
+    The paper credits an action only with the targets retrieved from the page it fetched, so a "next page"
+    link, a category or a listing — which lead to datasets but hold none — earns nothing and is starved.
+    Here a page's credit is bootstrapped, as in temporal-difference learning, in its differential
+    (average-reward) form: credit = new targets on the page + gamma x the surplus of the new links it
+    revealed, a link's surplus being how much its action's current mean credit exceeds the crawl's average
+    credit per page (rho). Links of below-average actions add nothing, so a page revealing a thousand
+    sidebar links is not worth more than one revealing ten datasets, and values cannot inflate each other.
+
+    Within an action, links are not drawn at random: each is queued at a level given by the credit of the
+    page it was found on, and the oldest link of the highest level goes first. One "next page" tag path
+    then serves both the publication archive and the news archive, but the pager of the listing that
+    revealed publications is followed first. The exploration bonus is scaled by rho, so alpha means the
+    same whatever the scale of the credit."""
+
+    def __init__(self, config: CrawlConfig, rng: np.random.Generator, name: str = "sb-classifier") -> None:
+        super().__init__(config, rng, name)
+        self.gamma = config.credit_gamma
+        self.rho = 0.0  # average credit per page crawled (exponential average)
+        self._credited = 0
+        self._buckets: list[LeveledQueue] = []  # type: ignore[assignment]
+        # Links added since the last page was handed out: revealed by that page, queued once it is credited.
+        self._revealed: list[tuple[int, list[int]]] = []
+
+    def _ensure(self, action: int) -> None:
+        while len(self._buckets) <= action:
+            self._buckets.append(LeveledQueue())
+        super()._ensure(action)
+
+    def _enqueue(self, action: int, ids: list[int]) -> None:
+        self._revealed.append((action, ids))
+
+    def _release(self, credit: float) -> None:
+        level = _level(credit)
+        for action, ids in self._revealed:
+            bucket = self._buckets[action]
+            for link_id in ids:
+                bucket.add(link_id, level)
+            self._sizes[action] += len(ids)
+            self._total += len(ids)
+        self._revealed = []
+
+    def _take(self, action: int) -> int:
+        return self._buckets[action].pop()
+
+    def next(self) -> int | None:
+        if self._revealed:  # links of a page that got no feedback (the start page, an interrupted page)
+            self._release(0.0)
+        self.bandit.scale = max(self.rho, _MIN_SCALE)
+        return super().next()
+
+    def surplus(self) -> float:
+        """What the links revealed since the last page are worth above the crawl's average."""
+        counts, means = self.bandit.counts, self.bandit.means
+        total = 0.0
+        for action, ids in self._revealed:
+            if counts[action] > 0 and means[action] > self.rho:
+                total += len(ids) * (means[action] - self.rho)
+        return total
+
+    def feedback(self, link_id: int, reward: float) -> None:
+        action = self._pending.pop(link_id, None)
+        credit = reward + self.gamma * self.surplus()
+        self._release(credit)
+        if action is None:
+            return
+        self.bandit.reward(action, credit)
+        self._credited += 1
+        self.rho += (credit - self.rho) / min(self._credited, _RHO_HORIZON)
+
+    def __len__(self) -> int:
+        return self._total + sum(len(ids) for _, ids in self._revealed)
+
+    def state(self) -> dict:
+        return {**super().state(), "rho": self.rho, "credited": self._credited}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        if self._revealed:
+            self._release(0.0)
+        lengths = np.array([len(b) for b in self._buckets], dtype=np.int64)
+        parts = [b.to_arrays() for b in self._buckets]
+        ids = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+        levels = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int16)
+        return {**self.actions.arrays(), **self.bandit.arrays(), "bucket_lengths": lengths, "bucket_ids": ids,
+                "bucket_levels": levels}
+
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        super().restore(state, arrays)
+        lengths = arrays["bucket_lengths"]
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        ids, levels = arrays["bucket_ids"].astype(np.int64), arrays["bucket_levels"]
+        self._buckets = [LeveledQueue.from_arrays(ids[offsets[i]:offsets[i + 1]], levels[offsets[i]:offsets[i + 1]])
+                         for i in range(len(lengths))]
+        self.rho = float(state["rho"])
+        self._credited = int(state["credited"])
+        self._revealed = []
+
+
+# Credit levels: a factor 2^(1/4) between neighbours, so ties are common among pages of similar worth.
+_LEVELS_PER_DOUBLING = 4
+_MAX_LEVEL = 120
+# rho averages the credit of about the last this-many pages (an exact mean before that).
+_RHO_HORIZON = 500
+# The bonus scale before any credit was seen, and its floor on sites where nearly nothing pays.
+_MIN_SCALE = 0.05
+
+
+def _level(credit: float) -> int:
+    return min(_MAX_LEVEL, int(_LEVELS_PER_DOUBLING * np.log2(1.0 + max(credit, 0.0))))
+
+
+def make_paper(config: CrawlConfig, rng: np.random.Generator, is_target=None) -> SleepingBanditPolicy:
+    return SleepingBanditPolicy(config, rng, name=config.policy)
+
+
+def make_credited(config: CrawlConfig, rng: np.random.Generator, is_target=None) -> CreditedBanditPolicy:
+    return CreditedBanditPolicy(config, rng, name=config.policy)
