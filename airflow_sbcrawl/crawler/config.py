@@ -45,8 +45,13 @@ class CrawlConfig:
     # Online URL classifier (§3.3): batch size b, first batch labelled by HEAD requests.
     batch_size: int = 10
 
-    # Early stopping (§4.8): every v pages, EMA (decay gamma) of the target slope below epsilon kappa times.
+    # Early stopping. "drought" (the default): stop after max(es_min_pages, es_expected / rate) pages without
+    # a new target, rate being the crawl's own targets per page. "paper" (§4.8, the paper's variant's
+    # default): every v pages, EMA (decay gamma) of the target slope below epsilon kappa times.
     early_stopping: bool = True
+    stop_rule: str = ""  # "" = the policy's own: "paper" for sb-classifier-paper, "drought" otherwise
+    es_min_pages: int = 300
+    es_expected: float = 30.0
     es_window: int = 1000
     es_epsilon: float = 0.2
     es_decay: float = 0.05
@@ -86,7 +91,7 @@ class CrawlConfig:
         except InvalidURL as exc:
             raise ConfigError(f"start_url: {exc}") from exc
         positive_ints = ("max_requests", "max_bytes", "max_page_bytes", "max_target_bytes", "batch_size",
-                         "es_window", "es_patience", "checkpoint_every_pages", "ngram")
+                         "es_window", "es_patience", "es_min_pages", "checkpoint_every_pages", "ngram")
         for name in positive_ints:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -101,6 +106,10 @@ class CrawlConfig:
             raise ConfigError(f"theta must be within [0, 1], got {self.theta!r}")
         if not 0 < self.dim_log2 < self.hash_width <= 62:
             raise ConfigError(f"need 0 < dim_log2 < hash_width <= 62, got {self.dim_log2}, {self.hash_width}")
+        if self.stop_rule not in ("", "drought", "paper"):
+            raise ConfigError(f"stop_rule must be drought or paper, got {self.stop_rule!r}")
+        if self.es_expected <= 0:
+            raise ConfigError(f"es_expected must be > 0, got {self.es_expected!r}")
         if self.policy not in POLICIES:
             raise ConfigError(f"policy must be one of {', '.join(POLICIES)}; got {self.policy!r}")
         if not self.target_mime_types:
@@ -108,6 +117,10 @@ class CrawlConfig:
         for mime in self.target_mime_types:
             if "/" not in mime:
                 raise ConfigError(f"target_mime_types: {mime!r} is not a MIME type like 'text/csv'")
+
+    @property
+    def effective_stop_rule(self) -> str:
+        return self.stop_rule or ("paper" if self.policy == "sb-classifier-paper" else "drought")
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)

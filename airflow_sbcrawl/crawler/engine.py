@@ -18,7 +18,7 @@ from airflow_sbcrawl.crawler import state as ckpt
 from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted
 from airflow_sbcrawl.crawler.classify import HTML, LABEL_NAMES, TARGET, OracleClassifier, UrlClassifier
 from airflow_sbcrawl.crawler.config import CrawlConfig
-from airflow_sbcrawl.crawler.earlystop import EarlyStopping
+from airflow_sbcrawl.crawler.earlystop import make_stopper
 from airflow_sbcrawl.crawler.fetch import Fetcher, Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.html import extract_links
@@ -102,7 +102,7 @@ class Crawler:
         self.policy: Policy = make_policy(config, self.rng, is_target=is_target)
         self.classifier = (OracleClassifier(is_target) if config.policy == "sb-oracle"
                            else UrlClassifier(config.batch_size, seed=config.seed))
-        self.early = EarlyStopping(config.es_window, config.es_epsilon, config.es_decay, config.es_patience)
+        self.early = make_stopper(config.effective_stop_rule, config)
         self.journal = ckpt.BudgetJournal(store) if store is not None else None
         self.budget = Budget(config.max_requests, config.max_bytes, self.journal)
         self.fetcher = Fetcher(config, self.budget, self._stop, tmp_dir=tmp_dir)
@@ -190,7 +190,7 @@ class Crawler:
                 if self._stop.is_set():
                     return self._stop_reason
                 if self.config.early_stopping and self.early.should_stop:
-                    return "early stopping: target discovery has slowed down"
+                    return self.early.reason
                 # Pages parked by an interruption come first; the policy never hears of them again.
                 link_id = self._parked.pop() if self._parked else self.policy.next()
                 if link_id is None:

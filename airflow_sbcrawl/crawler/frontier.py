@@ -103,51 +103,42 @@ class RandomBag:
 
 
 class LeveledQueue:
-    """Ids in priority levels (small non-negative ints): ``pop`` takes the oldest id of the highest
-    non-empty level. Each level is an int64 array read from a moving head, so a queue costs 8 bytes an id."""
+    """Ids in priority levels (small non-negative ints): ``pop`` takes a uniformly random id of the highest
+    non-empty level. Random within a level, as the paper draws within an action: an action often mixes
+    several parts of a site under one tag path, and first-in-first-out would serve whichever part filled
+    the queue first. Each level is a ``RandomBag``, so a queue costs 8 bytes an id."""
 
-    __slots__ = ("_heads", "_levels", "_size")
+    __slots__ = ("_levels", "_size")
 
     def __init__(self) -> None:
-        self._levels: dict[int, array] = {}
-        self._heads: dict[int, int] = {}
+        self._levels: dict[int, RandomBag] = {}
         self._size = 0
 
     def __len__(self) -> int:
         return self._size
 
     def add(self, item: int, level: int) -> None:
-        queue = self._levels.get(level)
-        if queue is None:
-            queue = self._levels[level] = array("q")
-            self._heads[level] = 0
-        queue.append(item)
+        bag = self._levels.get(level)
+        if bag is None:
+            bag = self._levels[level] = RandomBag()
+        bag.add(item)
         self._size += 1
 
-    def pop(self) -> int:
+    def pop(self, rng: np.random.Generator) -> int:
         level = max(self._levels)
-        queue, head = self._levels[level], self._heads[level]
-        item = queue[head]
-        head += 1
-        if head == len(queue):
-            del self._levels[level], self._heads[level]
-        elif head > 1024 and head * 2 > len(queue):
-            del queue[:head]  # reclaim the consumed front now and then, not on every pop
-            head = 0
-        if level in self._heads:
-            self._heads[level] = head
+        bag = self._levels[level]
+        item = bag.pop_random(rng)
+        if not len(bag):
+            del self._levels[level]
         self._size -= 1
         return item
 
     def to_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, levels) in pop order within each level, for checkpoints."""
-        ids, levels = [], []
-        for level, queue in self._levels.items():
-            rest = np.frombuffer(queue, dtype=np.int64)[self._heads[level]:]
-            ids.append(rest)
-            levels.append(np.full(len(rest), level, dtype=np.int16))
-        if not ids:
+        """(ids, levels), for checkpoints."""
+        if not self._levels:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int16)
+        ids = [np.frombuffer(bag.items, dtype=np.int64).copy() for bag in self._levels.values()]
+        levels = [np.full(len(bag), level, dtype=np.int16) for level, bag in self._levels.items()]
         return np.concatenate(ids), np.concatenate(levels)
 
     @classmethod

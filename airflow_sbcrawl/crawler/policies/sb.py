@@ -124,12 +124,15 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     link, a category or a listing — which lead to datasets but hold none — earns nothing and is starved.
     Here a page's credit is bootstrapped, as in temporal-difference learning, in its differential
     (average-reward) form: credit = new targets on the page + gamma x the surplus of the new links it
-    revealed, a link's surplus being how much its action's current mean credit exceeds the crawl's average
-    credit per page (rho). Links of below-average actions add nothing, so a page revealing a thousand
-    sidebar links is not worth more than one revealing ten datasets, and values cannot inflate each other.
+    revealed. A link's surplus is how much its action's mean credit exceeds the crawl's average credit per
+    page (rho), discounted by the backlog of that action: one more link of an action that already waits with
+    thousands of links will not be crawled soon, so it adds little. The backlog term is what keeps the
+    values finite: an action whose pages reveal several links of itself (related articles, tag pages) is a
+    branching process whose summed surplus would grow without bound; its backlog grows with it instead.
+    Links of below-average actions add nothing.
 
     Within an action, links are not drawn at random: each is queued at a level given by the credit of the
-    page it was found on, and the oldest link of the highest level goes first. One "next page" tag path
+    page it was found on, and a random link of the highest level goes first. One "next page" tag path
     then serves both the publication archive and the news archive, but the pager of the listing that
     revealed publications is followed first. The exploration bonus is scaled by rho, so alpha means the
     same whatever the scale of the credit."""
@@ -162,7 +165,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self._revealed = []
 
     def _take(self, action: int) -> int:
-        return self._buckets[action].pop()
+        return self._buckets[action].pop(self._rng)
 
     def next(self) -> int | None:
         if self._revealed:  # links of a page that got no feedback (the start page, an interrupted page)
@@ -172,11 +175,11 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
 
     def surplus(self) -> float:
         """What the links revealed since the last page are worth above the crawl's average."""
-        counts, means = self.bandit.counts, self.bandit.means
+        counts, means, backlog = self.bandit.counts, self.bandit.means, self._sizes
         total = 0.0
         for action, ids in self._revealed:
             if counts[action] > 0 and means[action] > self.rho:
-                total += len(ids) * (means[action] - self.rho)
+                total += len(ids) * (means[action] - self.rho) / (1.0 + backlog[action] / _BACKLOG_SCALE)
         return total
 
     def feedback(self, link_id: int, reward: float) -> None:
@@ -217,6 +220,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self._revealed = []
 
 
+# A link's surplus halves when its action already holds this many links waiting.
+_BACKLOG_SCALE = 10.0
 # Credit levels: a factor 2^(1/4) between neighbours, so ties are common among pages of similar worth.
 _LEVELS_PER_DOUBLING = 4
 _MAX_LEVEL = 120
