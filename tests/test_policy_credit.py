@@ -176,3 +176,15 @@ def test_registry_names_every_policy_once_and_makes_each():
         assert len(policy) == 0
     with pytest.raises(ValueError, match="oracle"):
         make_policy(_config(policy="tp-off"), np.random.default_rng(0))
+
+
+def test_url_template_groups_siblings_and_keeps_query_keys():
+    from airflow_sbcrawl.crawler.policies.sb import url_template
+
+    assert url_template("http://s.example/en/news/births-2009") == url_template("http://s.example/en/news/x-2")
+    assert url_template("http://s.example/en/news/births-2009") == "s.example/en/news/*"
+    assert url_template("http://s.example/en/publications?page=3") == "s.example/en/publications?page"
+    assert url_template("http://s.example/en/publications?page=3") != url_template("http://s.example/en/news?page=3")
+    assert url_template("http://data.s.example/dataset/12") != url_template("http://s.example/dataset/12")
+    assert url_template("http://s.example/cat-1/cat-2/") == "s.example/cat-N/*"
+    assert url_template("http://s.example/downloads") == "s.example/downloads"

@@ -13,6 +13,7 @@ import importlib
 import json
 import math
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -58,7 +59,7 @@ def _sbcrawl() -> str:
 
 
 def run_one(eval_dir: Path, profile: str, seed: int, policy: str, scale: float, budget_factor: float,
-            workdir: Path, extra_args: str = "", timeout: float = 1800) -> HarnessRun:
+            workdir: Path, extra_args: str = "", timeout: float = 1800, keep: Path | None = None) -> HarnessRun:
     sitegen, oracle_tree = _eval_modules(eval_dir)
     site = sitegen.generate(profile, seed, scale)
     budget = int(budget_factor * site.total_urls)
@@ -76,6 +77,9 @@ def run_one(eval_dir: Path, profile: str, seed: int, policy: str, scale: float, 
          "--grace", "0.2"],
         check=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, cwd=eval_dir)
     data = json.loads(result_json.read_text())
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        shutil.copy(result_json, keep / result_json.name)
     crawler = data["crawler"]
     curve = crawler.get("curve") or [(0, 0)]
     last_new = max((x for x, _y in _rises(curve)), default=0)
@@ -168,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--extra-args", default="", help="more `sbcrawl crawl` options for every run")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=None, help="folder for runs.jsonl and table.md")
+    ap.add_argument("--keep-json", type=Path, default=None,
+                    help="folder to keep each run's full harness result (harvest curve included) in")
     args = ap.parse_args(argv)
     eval_dir = args.eval_dir.resolve()
     if not (eval_dir / "evaluate.py").exists():
@@ -178,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[HarnessRun] = []
     with tempfile.TemporaryDirectory(prefix="sbcrawl-harness-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(run_one, eval_dir, p, s, pol, args.scale, args.budget_factor, Path(tmp),
-                               args.extra_args) for p, s, pol in combos]
+                               args.extra_args, keep=args.keep_json) for p, s, pol in combos]
         for fut in futures:
             run = fut.result()
             runs.append(run)
