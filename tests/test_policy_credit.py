@@ -141,7 +141,12 @@ def test_drought_stop_is_relative_to_the_crawls_own_rate():
     rich = DroughtStop(min_pages=300, expected=30)
     for page in range(1, 1001):  # 2 targets a page, then nothing
         rich.update(page, 2 * min(page, 500))
-    assert rich.should_stop and "no new target in the last 500 pages" in rich.reason
+    assert rich.should_stop and "no new target and no promising page in the last 500 pages" in rich.reason
+
+    walking = DroughtStop(min_pages=300, expected=30)
+    for page in range(1, 2001):  # no target after page 500, but the policy walks a listing chain
+        walking.update(page, 2 * min(page, 500), promising=page % 50 == 0)
+        assert not walking.should_stop, page
 
     sparse = DroughtStop(min_pages=300, expected=30)
     targets = 0
@@ -157,6 +162,13 @@ def test_drought_stop_is_relative_to_the_crawls_own_rate():
         if stalled.should_stop:
             break
     assert 10_000 + 12_000 <= page <= 10_000 + 12_100
+
+
+def test_drought_stop_never_judges_a_crawl_that_found_nothing_yet():
+    stop = DroughtStop(min_pages=300, expected=30)
+    for page in range(1, 50_001):
+        stop.update(page, 0)
+    assert not stop.should_stop
 
 
 def test_the_paper_policy_keeps_the_papers_stop_rule():

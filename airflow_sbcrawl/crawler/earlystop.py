@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 class EarlyStopping:
     """Every ``window`` pages the slope of the target count is folded into an exponential moving average;
@@ -21,7 +23,7 @@ class EarlyStopping:
         self._last_pages = 0
         self._last_targets = 0
 
-    def update(self, pages: int, targets: int) -> None:
+    def update(self, pages: int, targets: int, promising: bool = False) -> None:
         if pages - self._last_pages < self.window:
             return
         slope = (targets - self._last_targets) / (pages - self._last_pages)
@@ -50,8 +52,10 @@ class EarlyStopping:
 
 
 class DroughtStop:
-    """Stops after ``window`` pages in a row without a new target, where the window is relative to the crawl's
-    own rate so far: ``max(min_pages, expected / rate)``, ``rate`` being targets per page since the start.
+    """Stops after ``window`` pages in a row without progress, where the window is relative to the crawl's
+    own rate so far: ``max(min_pages, expected / rate)``, ``rate`` being targets per page up to the last one.
+    Progress is a new target, or a page the policy found promising (one that revealed links it rates above
+    its average page: a category tree or a listing chain walked towards datasets).
     At its own average rate the crawl would have found ``expected`` targets in that many pages, so a crawl
     that still finds targets as it used to — however sparse the site — is never stopped, while a crawl
     stuck in a calendar or a faceted search stops within a few hundred pages of its last target.
@@ -63,38 +67,47 @@ class DroughtStop:
         self.expected = expected
         self._last_targets = 0
         self._pages_at_last_target = 0
+        self._pages_at_last_progress = 0
         self._pages = 0
         self._targets = 0
 
-    def update(self, pages: int, targets: int) -> None:
+    def update(self, pages: int, targets: int, promising: bool = False) -> None:
         self._pages, self._targets = pages, targets
         if targets > self._last_targets:
             self._last_targets, self._pages_at_last_target = targets, pages
+            self._pages_at_last_progress = pages
+        elif promising:
+            self._pages_at_last_progress = pages
 
     def window(self) -> int:
         if self._targets == 0:
-            return self.min_pages * 10  # nothing found yet: no history to judge by, be patient
+            # No history to judge by: a site whose datasets sit behind one hard-to-find page (a download
+            # page linked from a few old posts) gives nothing for thousands of pages, then everything.
+            # Only the budget ends such a crawl.
+            return sys.maxsize
         rate = self._targets / max(self._pages_at_last_target, 1)
         return max(self.min_pages, int(self.expected / rate))
 
     @property
     def should_stop(self) -> bool:
-        return self._pages - self._pages_at_last_target >= self.window()
+        return self._pages - self._pages_at_last_progress >= self.window()
 
     @property
     def reason(self) -> str:
         rate = self._targets / max(self._pages_at_last_target, 1)
-        return (f"early stopping: no new target in the last {self._pages - self._pages_at_last_target} pages, "
-                f"where the crawl's own rate ({rate:.3g} targets per page up to its last target) would have "
-                f"found {self.expected:g}")
+        return (f"early stopping: no new target and no promising page in the last "
+                f"{self._pages - self._pages_at_last_progress} pages, where the crawl's own rate ({rate:.3g} "
+                f"targets per page up to its last target) would have found {self.expected:g} targets")
 
     def state(self) -> dict:
         return {"last_targets": self._last_targets, "pages_at_last_target": self._pages_at_last_target,
-                "pages": self._pages, "targets": self._targets}
+                "pages_at_last_progress": self._pages_at_last_progress, "pages": self._pages,
+                "targets": self._targets}
 
     def restore(self, state: dict) -> None:
         self._last_targets = state["last_targets"]
         self._pages_at_last_target = state["pages_at_last_target"]
+        self._pages_at_last_progress = state["pages_at_last_progress"]
         self._pages = state["pages"]
         self._targets = state["targets"]
 

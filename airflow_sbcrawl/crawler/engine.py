@@ -203,7 +203,7 @@ class Crawler:
 
     def _after_page(self) -> None:
         self.pages += 1
-        self.early.update(self.pages, self.targets)
+        self.early.update(self.pages, self.targets, self.policy.promising())
         self.harvest_requests.append(self.budget.requests)
         self.harvest_targets.append(self.targets)
         now = time.monotonic()

@@ -39,6 +39,12 @@ class Policy:
         """What the GET of a link handed out by ``next`` found (html, target, redirect, blocked, other,
         error), before ``feedback``: a free label for policies that learn from it (FOCUSED)."""
 
+    def promising(self) -> bool:
+        """Whether the page last fed back was worth more than the crawl's average page to the policy even
+        without a target on it (it revealed links the policy rates highly): the crawl is on a path to
+        datasets, not in a drought. Policies without such a notion say no."""
+        return False
+
     def __len__(self) -> int:
         raise NotImplementedError
 
