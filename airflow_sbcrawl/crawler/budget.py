@@ -26,14 +26,32 @@ class Journal(Protocol):
 
     def record(self, requests: int, nbytes: int) -> None: ...
 
+    def restore(self, requests: int, nbytes: int) -> None: ...
+
+
+#: Bytes recorded in the journal ahead of their arrival, so that a body is not a journal line per chunk.
+BYTE_LEASE = 1024 * 1024
+
 
 class Budget:
+    """Spending is written to the journal before it happens (a request before it is sent; bytes a lease
+    ahead of their arrival), so a crawl killed at any moment resumes with at least what it spent: the
+    budget can be left partly unused by a kill, never overshot."""
+
     def __init__(self, max_requests: int, max_bytes: int, journal: Journal | None = None) -> None:
         self.max_requests = max_requests
         self.max_bytes = max_bytes
         self.requests = 0
         self.bytes = 0
         self.journal = journal
+        self._journal_bytes = 0  # bytes already recorded in the journal (>= self.bytes)
+
+    def restore(self, requests: int, nbytes: int) -> None:
+        """Totals of a resumed crawl; the journal goes on from them."""
+        self.requests, self.bytes = requests, nbytes
+        self._journal_bytes = nbytes
+        if self.journal is not None:
+            self.journal.restore(requests, nbytes)
 
     def reserve_request(self) -> None:
         """Count one request before it is sent; raise if it would exceed the budget."""
@@ -51,8 +69,10 @@ class Budget:
     def spend_bytes(self, nbytes: int) -> None:
         if nbytes:
             self.bytes += nbytes
-            if self.journal is not None:
-                self.journal.record(0, nbytes)
+            if self.journal is not None and self.bytes > self._journal_bytes:
+                lease = max(min(self.bytes + BYTE_LEASE, self.max_bytes), self.bytes)
+                self.journal.record(0, lease - self._journal_bytes)
+                self._journal_bytes = lease
 
     @property
     def request_share(self) -> float:

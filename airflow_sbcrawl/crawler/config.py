@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_sbcrawl import __version__
+from airflow_sbcrawl.crawler.addresses import start_url_problem
 from airflow_sbcrawl.crawler.mimes import BLOCKED_EXTENSIONS, BLOCKED_MIME_PREFIXES, TARGET_MIME_TYPES
 from airflow_sbcrawl.crawler.urls import InvalidURL, normalize
 
@@ -58,14 +59,28 @@ class CrawlConfig:
     max_page_bytes: int = 10 * 1024**2
     max_target_bytes: int = 2 * 1024**3
     max_redirects: int = 10
+    # Links read per page: a 10 MB page of 300k links would cost most of a minute of CPU; the rest are
+    # dropped (and logged).
+    max_links_per_page: int = 10_000
+    # A compressed body expanding more than this is a decompression bomb (past its first MiB).
+    max_compression_ratio: float = 200.0
 
     # Politeness and HTTP.
     respect_robots: bool = True
     delay: float = 1.0
+    max_crawl_delay: float = 60.0  # a robots.txt Crawl-delay above this is capped to it
+    robots_retries: int = 2  # a start host's robots.txt that fails (5xx, timeout) is tried again, backing off
+    # A start URL on a loopback, private or link-local address allows that kind of address (and no other
+    # non-public one) for the crawl; False refuses such start URLs (crawls started from a web form).
+    allow_private_start: bool = True
     user_agent: str = DEFAULT_USER_AGENT
     connect_timeout: float = 10.0
     read_timeout: float = 30.0
-    response_timeout: float = 300.0  # whole body, so a slow-drip server cannot hold the crawl forever
+    # Connect + headers + body, so a server trickling bytes cannot hold the crawl; extended while a body
+    # arrives faster than min_transfer_rate bytes/s (large files on slow links are not drips).
+    response_timeout: float = 60.0
+    min_transfer_rate: float = 32 * 1024
+    max_host_timeouts: int = 3  # responses in a row missing their deadline before a host is given up
     retries: int = 3
     backoff: float = 1.0
     max_retry_after: float = 120.0
@@ -85,18 +100,25 @@ class CrawlConfig:
             self.start_url = normalize(self.start_url)
         except InvalidURL as exc:
             raise ConfigError(f"start_url: {exc}") from exc
+        if not self.allow_private_start and (problem := start_url_problem(self.start_url)):
+            raise ConfigError(f"start_url: {problem}")
         positive_ints = ("max_requests", "max_bytes", "max_page_bytes", "max_target_bytes", "batch_size",
-                         "es_window", "es_patience", "checkpoint_every_pages", "ngram")
+                         "es_window", "es_patience", "checkpoint_every_pages", "ngram", "max_links_per_page",
+                         "max_host_timeouts")
         for name in positive_ints:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-        for name in ("delay", "backoff", "retries", "max_redirects", "alpha", "bandit_epsilon"):
+        for name in ("delay", "backoff", "retries", "max_redirects", "alpha", "bandit_epsilon", "max_crawl_delay",
+                     "robots_retries"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)!r}")
-        for name in ("connect_timeout", "read_timeout", "response_timeout", "checkpoint_every_seconds"):
+        for name in ("connect_timeout", "read_timeout", "response_timeout", "checkpoint_every_seconds",
+                     "min_transfer_rate"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        if not self.max_compression_ratio >= 1:
+            raise ConfigError(f"max_compression_ratio must be >= 1, got {self.max_compression_ratio!r}")
         if not 0.0 <= self.theta <= 1.0:
             raise ConfigError(f"theta must be within [0, 1], got {self.theta!r}")
         if not 0 < self.dim_log2 < self.hash_width <= 62:

@@ -15,11 +15,11 @@ from email.message import Message
 import numpy as np
 
 from airflow_sbcrawl.crawler import state as ckpt
-from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted
+from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted, StopRequested
 from airflow_sbcrawl.crawler.classify import HTML, LABEL_NAMES, TARGET, OracleClassifier, UrlClassifier
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.earlystop import EarlyStopping
-from airflow_sbcrawl.crawler.fetch import Fetcher, Response
+from airflow_sbcrawl.crawler.fetch import Fetcher, Response, clean_partial_files
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.html import extract_links
 from airflow_sbcrawl.crawler.policies import NewLink, Policy, make_policy
@@ -105,8 +105,10 @@ class Crawler:
         self.early = EarlyStopping(config.es_window, config.es_epsilon, config.es_decay, config.es_patience)
         self.journal = ckpt.BudgetJournal(store) if store is not None else None
         self.budget = Budget(config.max_requests, config.max_bytes, self.journal)
+        self.tmp_dir = tmp_dir
         self.fetcher = Fetcher(config, self.budget, self._stop, tmp_dir=tmp_dir)
-        self.robots = RobotsRules(config.user_agent, self._fetch_robots, enabled=config.respect_robots)
+        self.robots = RobotsRules(config.user_agent, self._fetch_robots, enabled=config.respect_robots,
+                                  max_crawl_delay=config.max_crawl_delay)
         self.fetcher.host_delay = self.robots.delays  # Crawl-delay lines slow the fetcher down per host
         self.outcomes: Counter[str] = Counter()
         # URL classifier prediction -> what the GET found ("HTML->target" …), for reports.
@@ -136,6 +138,7 @@ class Crawler:
     def request_stop(self, reason: str = "stop requested") -> None:
         self._stop_reason = self._stop_reason or reason
         self._stop.set()
+        self.fetcher.abort_in_flight()  # a response trickling in must not hold the stop back
 
     def run(self, resume: bool = False, fresh: bool = False) -> CrawlSummary:
         cpu0 = time.thread_time()  # the crawl's own CPU, not an in-process server's
@@ -174,13 +177,20 @@ class Crawler:
                 loaded = ckpt.load_latest(self.store)
                 if loaded is not None:
                     self._restore(*loaded)
+                # The journal is never lowered by a fallback to an older checkpoint: spending only grows.
                 requests, nbytes = ckpt.BudgetJournal.last_totals(self.store)
-                self.budget.requests = max(self.budget.requests, requests)
-                self.budget.bytes = max(self.budget.bytes, nbytes)
-                self.journal.requests, self.journal.bytes = self.budget.requests, self.budget.bytes
+                self.budget.restore(max(self.budget.requests, requests), max(self.budget.bytes, nbytes))
+                # New checkpoints are numbered above every existing one, unreadable ones included.
+                self._seq = max([self._seq, *self.store.checkpoints()])
+                if self.tmp_dir and (removed := clean_partial_files(self.tmp_dir)):
+                    log.info("removed %d partial downloads left by the interrupted crawl", removed)
         self._replay_manifest(count_as_this_crawl=resume)
-        # Checkpoints are taken after pages only, so any checkpoint means the start page was crawled.
-        return self.resumed_from is None
+        if self.resumed_from is None or self.pages == 0:
+            # Nothing crawled yet (an interrupted start, or a robots.txt that was unavailable): start over.
+            start_id = self.links.ids.get(self.config.start_url)
+            self._parked = [i for i in self._parked if i != start_id]
+            return True
+        return False
 
     def _loop(self, start_pending: bool) -> str:
         try:
@@ -228,10 +238,17 @@ class Crawler:
         url = self.config.start_url
         if url not in self.links:
             self.links.add(url, 0, -1, None)
-        if not self.robots.allowed(url):
-            self.start_error = self.robots.problem(url) or f"robots.txt does not allow crawling {url}"
-            return self.start_error
         link_id = self.links.ids[url]
+        try:
+            allowed = self._start_allowed(url)
+        except CrawlInterrupted:
+            self._parked.append(link_id)  # a resume starts here again
+            raise
+        if not allowed:
+            self.start_error = self.robots.problem(url) or f"robots.txt does not allow crawling {url}"
+            if self.robots.unavailable(url):
+                self._parked.append(link_id)  # a passing failure: a resume (or a retry) starts here again
+            return self.start_error
         resp, final_id = self._get_or_park(link_id)
         if resp.kind == "html":
             self._learn(resp.url, HTML)
@@ -243,6 +260,19 @@ class Crawler:
             log.warning("start page %s gave no links: %s", url, self.start_error)
         self._after_page()
         return ""
+
+    def _start_allowed(self, url: str) -> bool:
+        """robots.txt of the start host, asked again with back-off while it is unavailable."""
+        for attempt in range(self.config.robots_retries + 1):
+            if self.robots.allowed(url) or not self.robots.unavailable(url):
+                return self.robots.allowed(url)
+            if attempt < self.config.robots_retries:
+                wait = self.config.backoff * 2**attempt
+                log.warning("retrying robots.txt of the start host in %gs", wait)
+                if self._stop.wait(wait):
+                    raise StopRequested(self._stop_reason or "stop requested")
+                self.robots.retry_now(url)
+        return False
 
     def _crawl_page(self, link_id: int) -> int:
         """Algorithm 4 for a link taken from the frontier; returns its reward (new targets retrieved)."""
@@ -323,7 +353,8 @@ class Crawler:
         page_url = self.links.urls[page_id]
         depth = self.links.depth[page_id] + 1
         new: list[NewLink] = []
-        for link in extract_links(resp.body, page_url, _charset(resp.headers.get("content-type"))):
+        for link in extract_links(resp.body, page_url, _charset(resp.headers.get("content-type")),
+                                  self.config.max_links_per_page):
             url = link.url
             if url in self.links or url not in self.scope or extension(url) in self.config.blocked_extensions:
                 continue
@@ -465,7 +496,6 @@ class Crawler:
             "harvest_targets": np.frombuffer(self.harvest_targets, dtype=np.int64),
         }
         ckpt.save(self.store, self._seq, ckpt.encode(state, arrays, self.links.urls))
-        self.store.journal_reset()
         self._pages_at_checkpoint = self.pages
         self._last_checkpoint = time.monotonic()
         self._checkpoint_cost = self._last_checkpoint - began
