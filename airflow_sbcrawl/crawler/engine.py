@@ -266,6 +266,8 @@ class Crawler:
         for attempt in range(self.config.robots_retries + 1):
             if self.robots.allowed(url) or not self.robots.unavailable(url):
                 return self.robots.allowed(url)
+            if "refused:" in self.robots.problem(url):  # an address the crawl may not reach: no retry
+                return False
             if attempt < self.config.robots_retries:
                 wait = self.config.backoff * 2**attempt
                 log.warning("retrying robots.txt of the start host in %gs", wait)

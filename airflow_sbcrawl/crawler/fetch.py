@@ -297,8 +297,10 @@ class Fetcher:
                 if size > cap:
                     return f"body larger than {cap} bytes"
                 if size > _RATIO_FLOOR and size > config.max_compression_ratio * wire:
-                    return (f"body expands more than {config.max_compression_ratio:g} times when decompressed "
-                            f"({wire} bytes on the wire): a decompression bomb, cut off")
+                    error = (f"decompression bomb: body expands more than {config.max_compression_ratio:g} "
+                             f"times ({wire} bytes on the wire), cut off")
+                    log.warning("%s: %s", raw.url, error)
+                    return error
                 sink(part)
             if decoder.error:
                 return decoder.error
