@@ -308,6 +308,21 @@ def test_bad_local_state_gives_one_line_errors(tiny_server, sim_proxy_env, tmp_p
     assert "is not valid JSON" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+def test_fallback_to_an_older_checkpoint_keeps_budget_and_numbering(tiny_server, sim_proxy_env, tmp_path, capsys):
+    sim_proxy_env(tiny_server)
+    base = ["crawl", tiny_server.site.start_url, "--out", str(tmp_path), *FAST, "--checkpoint-every", "3"]
+    assert cli.main([*base, "--max-requests", "40"]) == 0
+    newest = max((tmp_path / "state").glob("ckpt-*"))
+    (newest / "arrays.npz").write_bytes(b"torn")
+    # The older checkpoint is used; new checkpoints are numbered above the torn one (no crash, no loop),
+    # and what was spent after the older checkpoint still counts.
+    assert cli.main([*base, "--resume", "--max-requests", "80"]) == 0
+    assert cli.main([*base, "--resume", "--max-requests", "120"]) == 0
+    out = capsys.readouterr().out
+    assert "request budget spent" in out
+    assert len(tiny_server.log) == 120
+
+
 def test_serve_sim_errors_are_one_line(capsys):
     assert cli.main(["serve-sim", "nosuch"]) == 2
     err = capsys.readouterr().err

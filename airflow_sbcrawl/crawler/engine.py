@@ -104,7 +104,8 @@ class Crawler:
                            else UrlClassifier(config.batch_size, seed=config.seed))
         self.early = EarlyStopping(config.es_window, config.es_epsilon, config.es_decay, config.es_patience)
         self.journal = ckpt.BudgetJournal(store) if store is not None else None
-        self.budget = Budget(config.max_requests, config.max_bytes, self.journal)
+        self.budget = Budget(config.max_requests, config.max_bytes, self.journal,
+                             request_lease=getattr(store, "journal_lease", 1))
         self.tmp_dir = tmp_dir
         self.fetcher = Fetcher(config, self.budget, self._stop, tmp_dir=tmp_dir)
         self.robots = RobotsRules(config.user_agent, self._fetch_robots, enabled=config.respect_robots,
@@ -133,6 +134,8 @@ class Crawler:
         # Requests spent and targets retrieved after each page: the harvest curve of reports.
         self.harvest_requests = array("q")
         self.harvest_targets = array("q")
+        # One entry per resume of this crawl (kept in checkpoints): the report's history across runs.
+        self.resumes: list[dict] = []
 
     # -- control ---------------------------------------------------------------------------------------
     def request_stop(self, reason: str = "stop requested") -> None:
@@ -163,6 +166,7 @@ class Crawler:
 
     def _prepare(self, resume: bool, fresh: bool) -> bool:
         """Restore or start; returns True when the start page still has to be crawled."""
+        checkpointed = (0, 0)
         if self.store is not None:
             has_state = bool(self.store.checkpoints()) or bool(self.store.journal_lines())
             if has_state and not (resume or fresh):
@@ -177,6 +181,7 @@ class Crawler:
                 loaded = ckpt.load_latest(self.store)
                 if loaded is not None:
                     self._restore(*loaded)
+                checkpointed = (self.budget.requests, self.targets)
                 # The journal is never lowered by a fallback to an older checkpoint: spending only grows.
                 requests, nbytes = ckpt.BudgetJournal.last_totals(self.store)
                 self.budget.restore(max(self.budget.requests, requests), max(self.budget.bytes, nbytes))
@@ -185,12 +190,29 @@ class Crawler:
                 if self.tmp_dir and (removed := clean_partial_files(self.tmp_dir)):
                     log.info("removed %d partial downloads left by the interrupted crawl", removed)
         self._replay_manifest(count_as_this_crawl=resume)
+        if resume and self.store is not None:
+            self._note_resume(*checkpointed)
         if self.resumed_from is None or self.pages == 0:
             # Nothing crawled yet (an interrupted start, or a robots.txt that was unavailable): start over.
             start_id = self.links.ids.get(self.config.start_url)
             self._parked = [i for i in self._parked if i != start_id]
             return True
         return False
+
+    def _note_resume(self, requests: int, targets: int) -> None:
+        """Record a resume in the crawl's history: what the segment after the checkpoint (cut by a kill,
+        or lost with a torn checkpoint) spent and retrieved is in the totals, its pages are not known; the
+        harvest curve gets its end point so that it matches the totals."""
+        lost_requests, replayed = self.budget.requests - requests, self.targets - targets
+        if self.resumed_from is None and not lost_requests and not replayed:
+            return  # nothing was there: a plain start
+        lost_segment = bool(lost_requests or replayed)
+        self.resumes.append({"from_checkpoint": self.resumed_from, "lost_requests": lost_requests,
+                             "replayed_targets": replayed,
+                             "at_page": len(self.harvest_requests) if lost_segment else None})
+        if lost_segment:
+            self.harvest_requests.append(self.budget.requests)
+            self.harvest_targets.append(self.targets)
 
     def _loop(self, start_pending: bool) -> str:
         try:
@@ -489,6 +511,7 @@ class Crawler:
             "robots": self.robots.texts,
             "paths": self.links.paths,
             "parked": self._parked,
+            "resumes": self.resumes,
         }
         arrays = {
             **self.links.arrays(),
@@ -529,6 +552,7 @@ class Crawler:
         self.early.restore(state["early_stopping"])
         self.robots.texts = dict(state["robots"])
         self._parked = [int(x) for x in state["parked"]]
+        self.resumes = list(state.get("resumes", []))
         self.harvest_requests = array("q", arrays["harvest_requests"].astype(np.int64).tobytes())
         self.harvest_targets = array("q", arrays["harvest_targets"].astype(np.int64).tobytes())
         self._pages_at_checkpoint = self.pages
