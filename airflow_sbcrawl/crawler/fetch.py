@@ -91,7 +91,7 @@ class Fetcher:
         self._last_request: dict[str, float] = {}
         self.host_delay: dict[str, float] = {}  # per-host delays above the configured one (Crawl-delay)
         self._targets = frozenset(config.target_mime_types)
-        self._watchdog = _Watchdog()
+        self._watchdog = _Watchdog(self.stop)
         self._slow: dict[str, int] = {}  # host -> responses in a row that missed their deadline
         self.given_up: dict[str, str] = {}  # host -> why no more requests go to it
 
@@ -209,7 +209,7 @@ class Fetcher:
             self._in_flight.sock = None
 
     def _on_deadline(self) -> None:
-        self.abort_in_flight("deadline")
+        self.abort_in_flight("stop" if self.stop.is_set() else "deadline")
 
     def _deadline_passed(self) -> bool:
         """After a failed or short read: True when the deadline aborted it; raises when a stop did."""
@@ -404,10 +404,14 @@ def clean_partial_files(tmp_dir: str | os.PathLike) -> int:
 
 
 class _Watchdog:
-    """One thread that closes the response being read when its deadline passes (a thread per response
-    would cost a thread start per page)."""
+    """One thread that aborts the request in flight when its deadline passes or a stop is requested (a
+    thread per response would cost a thread start per page). The stop is looked at every quarter second:
+    a signal arriving just before a request's socket was known could not abort it."""
 
-    def __init__(self) -> None:
+    _STOP_POLL = 0.25
+
+    def __init__(self, stop: threading.Event) -> None:
+        self._stop = stop
         self._cond = threading.Condition()
         self._deadline: float | None = None
         self._action = None
@@ -444,8 +448,8 @@ class _Watchdog:
                     self._cond.wait()
                     continue
                 remaining = self._deadline - time.monotonic()
-                if remaining > 0:
-                    self._cond.wait(remaining)
+                if remaining > 0 and not self._stop.is_set():
+                    self._cond.wait(min(remaining, self._STOP_POLL))
                     continue
                 action, self._deadline, self._action = self._action, None, None
                 with contextlib.suppress(Exception):  # closing a broken connection may fail: nothing to do
