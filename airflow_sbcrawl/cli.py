@@ -33,11 +33,6 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-requests", type=int, default=10_000, help="budget of GET and HEAD requests")
     p.add_argument("--max-bytes", type=parse_size, default=parse_size("50G"), help="budget of body bytes")
     p.add_argument("--delay", type=float, default=1.0, help="minimum seconds between requests to one host")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="deadline of one response (connect, headers and body; extended while a body arrives "
-                        "at a useful rate)")
-    p.add_argument("--max-crawl-delay", type=float, default=60.0, metavar="SECONDS",
-                   help="cap on a robots.txt Crawl-delay")
     p.add_argument("--policy", choices=[x for x in POLICIES if x not in NEEDS_TRUTH], default="sb-classifier")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target-type", action="append", dest="target_types", metavar="MIME",
@@ -46,6 +41,11 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=2 * 2**0.5)
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for sites you own)")
     p.add_argument("--no-early-stopping", action="store_true")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="deadline of one response (connect, headers and body; extended while a body arrives "
+                        "at a useful rate)")
+    p.add_argument("--max-crawl-delay", type=float, default=60.0, metavar="SECONDS",
+                   help="cap on a robots.txt Crawl-delay")
     p.add_argument("--checkpoint-every", type=int, default=200, metavar="PAGES")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--resume", action="store_true", help="continue the crawl saved in --out")

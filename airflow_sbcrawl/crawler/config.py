@@ -103,22 +103,18 @@ class CrawlConfig:
         if not self.allow_private_start and (problem := start_url_problem(self.start_url)):
             raise ConfigError(f"start_url: {problem}")
         positive_ints = ("max_requests", "max_bytes", "max_page_bytes", "max_target_bytes", "batch_size",
-                         "es_window", "es_patience", "checkpoint_every_pages", "ngram", "max_links_per_page",
-                         "max_host_timeouts")
+                         "es_window", "es_patience", "checkpoint_every_pages", "ngram")
         for name in positive_ints:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-        for name in ("delay", "backoff", "retries", "max_redirects", "alpha", "bandit_epsilon", "max_crawl_delay",
-                     "robots_retries"):
+        for name in ("delay", "backoff", "retries", "max_redirects", "alpha", "bandit_epsilon"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)!r}")
-        for name in ("connect_timeout", "read_timeout", "response_timeout", "checkpoint_every_seconds",
-                     "min_transfer_rate"):
+        for name in ("connect_timeout", "read_timeout", "response_timeout", "checkpoint_every_seconds"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)!r}")
-        if not self.max_compression_ratio >= 1:
-            raise ConfigError(f"max_compression_ratio must be >= 1, got {self.max_compression_ratio!r}")
+        self._validate_hostile_limits()
         if not 0.0 <= self.theta <= 1.0:
             raise ConfigError(f"theta must be within [0, 1], got {self.theta!r}")
         if not 0 < self.dim_log2 < self.hash_width <= 62:
@@ -130,6 +126,21 @@ class CrawlConfig:
         for mime in self.target_mime_types:
             if "/" not in mime:
                 raise ConfigError(f"target_mime_types: {mime!r} is not a MIME type like 'text/csv'")
+
+    def _validate_hostile_limits(self) -> None:
+        """The limits that keep a hostile or broken site from holding or flooding the crawl."""
+        for name in ("max_links_per_page", "max_host_timeouts"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
+        if not isinstance(self.robots_retries, int) or self.robots_retries < 0:
+            raise ConfigError(f"robots_retries must be a whole number >= 0, got {self.robots_retries!r}")
+        if not self.max_crawl_delay >= 0:
+            raise ConfigError(f"max_crawl_delay must be >= 0 seconds, got {self.max_crawl_delay!r}")
+        if not self.min_transfer_rate > 0:
+            raise ConfigError(f"min_transfer_rate must be > 0 bytes per second, got {self.min_transfer_rate!r}")
+        if not self.max_compression_ratio >= 1:
+            raise ConfigError(f"max_compression_ratio must be >= 1, got {self.max_compression_ratio!r}")
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
