@@ -69,7 +69,9 @@ class CrawlConfig:
     respect_robots: bool = True
     delay: float = 1.0
     max_crawl_delay: float = 60.0  # a robots.txt Crawl-delay above this is capped to it
-    robots_retries: int = 2  # a start host's robots.txt that fails (5xx, timeout) is tried again, backing off
+    # A start host's robots.txt failing in a way the fetcher does not retry itself (HTTP 500, a response
+    # past its deadline) is asked again this many times, backing off.
+    robots_retries: int = 2
     # A start URL on a loopback, private or link-local address allows that kind of address (and no other
     # non-public one) for the crawl; False refuses such start URLs (crawls started from a web form).
     allow_private_start: bool = True

@@ -19,7 +19,7 @@ from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted, StopRequest
 from airflow_sbcrawl.crawler.classify import HTML, LABEL_NAMES, TARGET, OracleClassifier, UrlClassifier
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.earlystop import EarlyStopping
-from airflow_sbcrawl.crawler.fetch import Fetcher, Response, clean_partial_files
+from airflow_sbcrawl.crawler.fetch import Fetcher, Response, clean_partial_files, retried_by_fetcher
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.html import extract_links
 from airflow_sbcrawl.crawler.policies import NewLink, Policy, make_policy
@@ -288,8 +288,9 @@ class Crawler:
         for attempt in range(self.config.robots_retries + 1):
             if self.robots.allowed(url) or not self.robots.unavailable(url):
                 return self.robots.allowed(url)
-            if "refused:" in self.robots.problem(url):  # an address the crawl may not reach: no retry
-                return False
+            status, error = self.robots.failure(url)
+            if error.startswith("refused") or retried_by_fetcher(status, error):
+                return False  # an address the crawl may not reach, or already retried with back-off
             if attempt < self.config.robots_retries:
                 wait = self.config.backoff * 2**attempt
                 log.warning("retrying robots.txt of the start host in %gs", wait)

@@ -164,7 +164,7 @@ class Fetcher:
                 log.warning("%s (%s)", resp.error, url)
                 return resp
             self._note_deadline(host, resp)
-            retryable = resp.status in _RETRY_STATUSES or (resp.status is None and resp.error.startswith("network"))
+            retryable = retried_by_fetcher(resp.status, resp.error)
             if not retryable or attempt >= self.config.retries or self.stop.is_set():
                 return resp
             wait = self._retry_wait(attempt, resp.headers)
@@ -341,6 +341,11 @@ class Fetcher:
         out.path = path
         out.sha256 = digest.hexdigest()
         out.size = size
+
+
+def retried_by_fetcher(status: int | None, error: str) -> bool:
+    """Failures the fetcher retries itself, with back-off: the caller need not try again at once."""
+    return status in _RETRY_STATUSES or (status is None and error.startswith("network"))
 
 
 class _Decoder:

@@ -36,6 +36,7 @@ class RobotsRules:
         self._parsed: dict[str, Protego] = {}
         self.delays: dict[str, float] = {}  # netloc -> Crawl-delay seconds, for the fetcher
         self.problems: dict[str, str] = {}  # origin -> why its robots.txt could not be read
+        self.failures: dict[str, tuple[int | None, str]] = {}  # origin -> (status, error) of that failure
         self._unavailable_until: dict[str, float] = {}  # origin -> when to ask for its robots.txt again
 
     def _rules(self, url: str) -> Protego:
@@ -57,9 +58,11 @@ class RobotsRules:
                 problem = f"robots.txt of {origin} unavailable ({error or f'HTTP {status}'}): not crawling that host"
                 log.warning("%s for now; asking again in %gs", problem, self.retry_after)
                 self.problems[origin] = problem
+                self.failures[origin] = (status, error)
                 self._unavailable_until[origin] = time.monotonic() + self.retry_after
                 return _DISALLOW_ALL_RULES
             self.problems.pop(origin, None)
+            self.failures.pop(origin, None)
             self._unavailable_until.pop(origin, None)
             self.texts[origin] = text
         rules = self._parsed[origin] = Protego.parse(text)
@@ -76,6 +79,11 @@ class RobotsRules:
     def problem(self, url: str) -> str:
         parts = urlsplit(url)
         return self.problems.get(f"{parts.scheme}://{parts.netloc}", "")
+
+    def failure(self, url: str) -> tuple[int | None, str]:
+        """(status, error) of the last failed fetch of ``url``'s robots.txt."""
+        parts = urlsplit(url)
+        return self.failures.get(f"{parts.scheme}://{parts.netloc}", (None, ""))
 
     def unavailable(self, url: str) -> bool:
         """True while the robots.txt of ``url``'s host is failing (a transient state, never saved)."""
