@@ -129,21 +129,6 @@ class CrawlConfig:
             if "/" not in mime:
                 raise ConfigError(f"target_mime_types: {mime!r} is not a MIME type like 'text/csv'")
 
-    def _validate_hostile_limits(self) -> None:
-        """The limits that keep a hostile or broken site from holding or flooding the crawl."""
-        for name in ("max_links_per_page", "max_host_timeouts"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-        if not isinstance(self.robots_retries, int) or self.robots_retries < 0:
-            raise ConfigError(f"robots_retries must be a whole number >= 0, got {self.robots_retries!r}")
-        if not self.max_crawl_delay >= 0:
-            raise ConfigError(f"max_crawl_delay must be >= 0 seconds, got {self.max_crawl_delay!r}")
-        if not self.min_transfer_rate > 0:
-            raise ConfigError(f"min_transfer_rate must be > 0 bytes per second, got {self.min_transfer_rate!r}")
-        if not self.max_compression_ratio >= 1:
-            raise ConfigError(f"max_compression_ratio must be >= 1, got {self.max_compression_ratio!r}")
-
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["target_mime_types"] = list(self.target_mime_types)
@@ -167,3 +152,18 @@ class CrawlConfig:
 
     def replace(self, **changes: Any) -> CrawlConfig:
         return dataclasses.replace(self, **changes)
+
+    def _validate_hostile_limits(self) -> None:
+        """The limits that keep a hostile or broken site from holding or flooding the crawl."""
+        for name in ("max_links_per_page", "max_host_timeouts"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
+        if not isinstance(self.robots_retries, int) or self.robots_retries < 0:
+            raise ConfigError(f"robots_retries must be a whole number >= 0, got {self.robots_retries!r}")
+        if not self.max_crawl_delay >= 0:
+            raise ConfigError(f"max_crawl_delay must be >= 0 seconds, got {self.max_crawl_delay!r}")
+        if not self.min_transfer_rate > 0:
+            raise ConfigError(f"min_transfer_rate must be > 0 bytes per second, got {self.min_transfer_rate!r}")
+        if not self.max_compression_ratio >= 1:
+            raise ConfigError(f"max_compression_ratio must be >= 1, got {self.max_compression_ratio!r}")

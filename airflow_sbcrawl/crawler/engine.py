@@ -19,7 +19,7 @@ from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted, StopRequest
 from airflow_sbcrawl.crawler.classify import HTML, LABEL_NAMES, TARGET, OracleClassifier, UrlClassifier
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.earlystop import EarlyStopping
-from airflow_sbcrawl.crawler.fetch import Fetcher, Response, clean_partial_files, retried_by_fetcher
+from airflow_sbcrawl.crawler.fetch import Fetcher, Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.html import extract_links
 from airflow_sbcrawl.crawler.policies import NewLink, Policy, make_policy
@@ -187,7 +187,7 @@ class Crawler:
                 self.budget.restore(max(self.budget.requests, requests), max(self.budget.bytes, nbytes))
                 # New checkpoints are numbered above every existing one, unreadable ones included.
                 self._seq = max([self._seq, *self.store.checkpoints()])
-                if self.tmp_dir and (removed := clean_partial_files(self.tmp_dir)):
+                if self.tmp_dir and (removed := Fetcher.clean_partial_files(self.tmp_dir)):
                     log.info("removed %d partial downloads left by the interrupted crawl", removed)
         self._replay_manifest(count_as_this_crawl=resume)
         if resume and self.store is not None:
@@ -289,7 +289,7 @@ class Crawler:
             if self.robots.allowed(url) or not self.robots.unavailable(url):
                 return self.robots.allowed(url)
             status, error = self.robots.failure(url)
-            if error.startswith("refused") or retried_by_fetcher(status, error):
+            if error.startswith("refused") or Fetcher.retries_itself(status, error):
                 return False  # an address the crawl may not reach, or already retried with back-off
             if attempt < self.config.robots_retries:
                 wait = self.config.backoff * 2**attempt

@@ -99,6 +99,21 @@ class Fetcher:
         self.session.close()
         self._watchdog.shutdown()
 
+    @staticmethod
+    def retries_itself(status: int | None, error: str) -> bool:
+        """Failures the fetcher retries itself, with back-off: the caller need not try again at once."""
+        return status in _RETRY_STATUSES or (status is None and error.startswith("network"))
+
+    @staticmethod
+    def clean_partial_files(tmp_dir: str | os.PathLike) -> int:
+        """Remove the half-written downloads a killed crawl left in ``tmp_dir``; returns how many."""
+        removed = 0
+        for path in Path(tmp_dir).glob(f"{PART_PREFIX}*{PART_SUFFIX}"):
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed += 1
+        return removed
+
     def abort_in_flight(self, reason: str = "stop") -> None:
         """End the request in progress now (from a signal handler, the watchdog or another thread)."""
         self._abort_reason = self._abort_reason or reason
@@ -164,7 +179,7 @@ class Fetcher:
                 log.warning("%s (%s)", resp.error, url)
                 return resp
             self._note_deadline(host, resp)
-            retryable = retried_by_fetcher(resp.status, resp.error)
+            retryable = self.retries_itself(resp.status, resp.error)
             if not retryable or attempt >= self.config.retries or self.stop.is_set():
                 return resp
             wait = self._retry_wait(attempt, resp.headers)
@@ -343,11 +358,6 @@ class Fetcher:
         out.size = size
 
 
-def retried_by_fetcher(status: int | None, error: str) -> bool:
-    """Failures the fetcher retries itself, with back-off: the caller need not try again at once."""
-    return status in _RETRY_STATUSES or (status is None and error.startswith("network"))
-
-
 class _Decoder:
     """Content-Encoding undone chunk by chunk, each output piece at most _CHUNK bytes (so a bomb is seen
     after a few pieces, never held whole). gzip and deflate are what the fetcher asks for."""
@@ -396,16 +406,6 @@ class _Decoder:
         if self._zlib is not None and self._fed and not self._zlib.eof and not self.error:
             return "compressed body ended early"  # a truncated body is not what the server meant to send
         return self.error
-
-
-def clean_partial_files(tmp_dir: str | os.PathLike) -> int:
-    """Remove the half-written downloads a killed crawl left in ``tmp_dir``; returns how many."""
-    removed = 0
-    for path in Path(tmp_dir).glob(f"{PART_PREFIX}*{PART_SUFFIX}"):
-        with contextlib.suppress(OSError):
-            path.unlink()
-            removed += 1
-    return removed
 
 
 class _Watchdog:
