@@ -334,3 +334,91 @@ def test_serve_sim_errors_are_one_line(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot listen" in err
 
+
+
+class _Relay:
+    """A TCP relay in front of the real S3 server that can be cut and restored: a storage outage without
+    losing the store's data."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.up = True
+        self._conns: list[socket.socket] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            if not self.up:
+                client.close()
+                continue
+            upstream = socket.create_connection(self.target)
+            self._conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                dst.sendall(data)
+        for s in (src, dst):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        self.up = False
+        for conn in self._conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        self._conns.clear()
+
+    def close(self) -> None:
+        self.cut()
+        self._listener.close()
+
+
+def test_budget_holds_across_an_s3_outage(seaweed, seaweed_bucket, sim_server, sim_proxy_env, tmp_path, monkeypatch):
+    """S3 (the state store) becomes unreachable mid-crawl, the try fails, S3 comes back, the retry resumes:
+    the site never sees more requests than the budget, and every request it saw is counted."""
+    from urllib.parse import urlsplit
+
+    from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink
+    from airflow_sbcrawl.hooks.s3 import S3StateStore, s3_hook
+
+    srv = sim_server("tiny")
+    sim_proxy_env(srv)
+    endpoint = urlsplit(seaweed.s3_endpoint)
+    relay = _Relay((endpoint.hostname, endpoint.port))
+    conn = json.loads(seaweed.airflow_conn_json())
+    conn["extra"].update(endpoint_url=f"http://127.0.0.1:{relay.port}",
+                         config_kwargs={"retries": {"max_attempts": 1}, "connect_timeout": 2, "read_timeout": 5})
+    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_OUTAGE", json.dumps(conn))
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    budget = 80
+
+    def crawler(on_progress=None) -> Crawler:
+        store = S3StateStore(s3_hook("sbcrawl_outage"), seaweed_bucket, "state/outage/")
+        config = CrawlConfig(srv.site.start_url, delay=0.0, max_requests=budget, checkpoint_every_pages=5)
+        return Crawler(config, LocalSink(tmp_path), store, on_progress=on_progress)
+
+    def cut_after_some_pages(progress) -> None:
+        if progress.requests >= 30 and relay.up:
+            relay.cut()
+
+    try:
+        with pytest.raises(Exception):  # noqa: B017  (botocore's own error types for a refused endpoint)
+            crawler(cut_after_some_pages).run(resume=True)
+        assert not relay.up and len(srv.log) < budget
+        relay.up = True
+        summary = crawler().run(resume=True)
+    finally:
+        relay.close()
+    assert summary.stop_reason == "request budget spent"
+    assert len(srv.log) <= budget <= len(srv.log) + 10  # a lease of 10 requests may go unused, never more
