@@ -403,18 +403,21 @@ def test_budget_holds_across_an_s3_outage(seaweed, seaweed_bucket, sim_server, s
     monkeypatch.setenv("no_proxy", "127.0.0.1")
     budget = 80
 
-    def crawler(on_progress=None) -> Crawler:
+    def crawler() -> Crawler:
         store = S3StateStore(s3_hook("sbcrawl_outage"), seaweed_bucket, "state/outage/")
         config = CrawlConfig(srv.site.start_url, delay=0.0, max_requests=budget, checkpoint_every_pages=5)
-        return Crawler(config, LocalSink(tmp_path), store, on_progress=on_progress)
+        return Crawler(config, LocalSink(tmp_path), store)
 
-    def cut_after_some_pages(progress) -> None:
-        if progress.requests >= 30 and relay.up:
-            relay.cut()
+    def cut_after_some_requests() -> None:
+        while len(srv.log) < 30:
+            time.sleep(0.002)
+        relay.cut()
 
+    watcher = threading.Thread(target=cut_after_some_requests, daemon=True)
     try:
+        watcher.start()
         with pytest.raises(Exception):  # noqa: B017  (botocore's own error types for a refused endpoint)
-            crawler(cut_after_some_pages).run(resume=True)
+            crawler().run(resume=True)
         assert not relay.up and len(srv.log) < budget
         relay.up = True
         summary = crawler().run(resume=True)
