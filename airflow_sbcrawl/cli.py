@@ -41,6 +41,11 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=2 * 2**0.5)
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for sites you own)")
     p.add_argument("--no-early-stopping", action="store_true")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="deadline of one response (connect, headers and body; extended while a body arrives "
+                        "at a useful rate)")
+    p.add_argument("--max-crawl-delay", type=float, default=60.0, metavar="SECONDS",
+                   help="cap on a robots.txt Crawl-delay")
     p.add_argument("--checkpoint-every", type=int, default=200, metavar="PAGES")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--resume", action="store_true", help="continue the crawl saved in --out")
@@ -88,6 +93,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
             options["target_mime_types"] = tuple(args.target_types)
         config = CrawlConfig(
             start_url=args.url, max_requests=args.max_requests, max_bytes=args.max_bytes, delay=args.delay,
+            response_timeout=args.timeout, max_crawl_delay=args.max_crawl_delay,
             policy=args.policy, seed=args.seed, theta=args.theta, alpha=args.alpha,
             respect_robots=not args.no_robots, early_stopping=not args.no_early_stopping,
             checkpoint_every_pages=args.checkpoint_every, **options,
@@ -105,6 +111,9 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    if args.resume and not store.checkpoints() and not store.journal_lines():
+        print(f"sbcrawl crawl: --resume: no crawl state in {store.describe()}: starting a new crawl",
+              file=sys.stderr)
     try:
         summary = crawler.run(resume=args.resume, fresh=args.fresh)
     except (StateExists, CheckpointError) as exc:
@@ -151,8 +160,19 @@ def format_summary(s) -> str:
 
 def cmd_serve_sim(args: argparse.Namespace) -> int:
     from airflow_sbcrawl.sim import serve_forever
+    from airflow_sbcrawl.sim.profiles import get_profile
 
-    serve_forever(args.profile, seed=args.seed, port=args.port)
+    try:
+        get_profile(args.profile)
+    except KeyError as exc:
+        print(f"sbcrawl serve-sim: {exc.args[0]}", file=sys.stderr)
+        return 2
+    try:
+        serve_forever(args.profile, seed=args.seed, port=args.port)
+    except OSError as exc:
+        print(f"sbcrawl serve-sim: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}"
+              " (is another server using it? choose one with --port)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -13,7 +13,7 @@ from airflow.sdk import DAG, Param
 
 from airflow_sbcrawl.crawler.mimes import TARGET_MIME_TYPES
 from airflow_sbcrawl.operators.crawl import SBCrawlOperator
-from airflow_sbcrawl.operators.settings import CrawlSettings
+from airflow_sbcrawl.operators.settings import PUBLIC_URL_PATTERN, CrawlSettings
 
 settings = CrawlSettings.from_env()
 
@@ -29,9 +29,10 @@ with DAG(
         "start_url": Param(
             "https://www.example.org/",
             type="string",
-            pattern=r"^https?://[^\s/:?#]+(:[0-9]{1,5})?(/[^\s]*)?$",
+            pattern=PUBLIC_URL_PATTERN,
             title="Start URL",
-            description="Page the crawl starts from; its host and subdomains are the crawl's scope.",
+            description="Page the crawl starts from; its host and subdomains are the crawl's scope. Public "
+                        "websites only: localhost, private, link-local and IPv6-literal addresses are refused.",
         ),
         "max_requests": Param(2000, type="integer", minimum=1, maximum=1_000_000, title="Request budget",
                               description="GET and HEAD requests, robots.txt and retries included."),
@@ -58,7 +59,9 @@ with DAG(
         max_bytes="{{ params.max_megabytes * 1024 * 1024 }}",
         target_mime_types="{{ params.target_mime_types }}",
         policy="{{ params.policy }}",
-        crawl_options=settings.crawl_options,
+        # Refuses start URLs on non-public addresses again (Params can be bypassed with conf), and a public
+        # name resolving to one is refused when connecting.
+        crawl_options={**settings.crawl_options, "allow_private_start": False},
         retries=settings.retries,
         retry_delay=settings.retry_delay,
     )

@@ -15,7 +15,7 @@ from email.message import Message
 import numpy as np
 
 from airflow_sbcrawl.crawler import state as ckpt
-from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted
+from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted, StopRequested
 from airflow_sbcrawl.crawler.classify import HTML, LABEL_NAMES, TARGET, OracleClassifier, UrlClassifier
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.earlystop import make_stopper
@@ -104,9 +104,12 @@ class Crawler:
                            else UrlClassifier(config.batch_size, seed=config.seed))
         self.early = make_stopper(config.effective_stop_rule, config)
         self.journal = ckpt.BudgetJournal(store) if store is not None else None
-        self.budget = Budget(config.max_requests, config.max_bytes, self.journal)
+        self.budget = Budget(config.max_requests, config.max_bytes, self.journal,
+                             request_lease=getattr(store, "journal_lease", 1))
+        self.tmp_dir = tmp_dir
         self.fetcher = Fetcher(config, self.budget, self._stop, tmp_dir=tmp_dir)
-        self.robots = RobotsRules(config.user_agent, self._fetch_robots, enabled=config.respect_robots)
+        self.robots = RobotsRules(config.user_agent, self._fetch_robots, enabled=config.respect_robots,
+                                  max_crawl_delay=config.max_crawl_delay)
         self.fetcher.host_delay = self.robots.delays  # Crawl-delay lines slow the fetcher down per host
         self.outcomes: Counter[str] = Counter()
         # URL classifier prediction -> what the GET found ("HTML->target" …), for reports.
@@ -131,11 +134,14 @@ class Crawler:
         # Requests spent and targets retrieved after each page: the harvest curve of reports.
         self.harvest_requests = array("q")
         self.harvest_targets = array("q")
+        # One entry per resume of this crawl (kept in checkpoints): the report's history across runs.
+        self.resumes: list[dict] = []
 
     # -- control ---------------------------------------------------------------------------------------
     def request_stop(self, reason: str = "stop requested") -> None:
         self._stop_reason = self._stop_reason or reason
         self._stop.set()
+        self.fetcher.abort_in_flight()  # a response trickling in must not hold the stop back
 
     def run(self, resume: bool = False, fresh: bool = False) -> CrawlSummary:
         cpu0 = time.thread_time()  # the crawl's own CPU, not an in-process server's
@@ -160,6 +166,7 @@ class Crawler:
 
     def _prepare(self, resume: bool, fresh: bool) -> bool:
         """Restore or start; returns True when the start page still has to be crawled."""
+        checkpointed = (0, 0)
         if self.store is not None:
             has_state = bool(self.store.checkpoints()) or bool(self.store.journal_lines())
             if has_state and not (resume or fresh):
@@ -174,13 +181,38 @@ class Crawler:
                 loaded = ckpt.load_latest(self.store)
                 if loaded is not None:
                     self._restore(*loaded)
+                checkpointed = (self.budget.requests, self.targets)
+                # The journal is never lowered by a fallback to an older checkpoint: spending only grows.
                 requests, nbytes = ckpt.BudgetJournal.last_totals(self.store)
-                self.budget.requests = max(self.budget.requests, requests)
-                self.budget.bytes = max(self.budget.bytes, nbytes)
-                self.journal.requests, self.journal.bytes = self.budget.requests, self.budget.bytes
+                self.budget.restore(max(self.budget.requests, requests), max(self.budget.bytes, nbytes))
+                # New checkpoints are numbered above every existing one, unreadable ones included.
+                self._seq = max([self._seq, *self.store.checkpoints()])
+                if self.tmp_dir and (removed := Fetcher.clean_partial_files(self.tmp_dir)):
+                    log.info("removed %d partial downloads left by the interrupted crawl", removed)
         self._replay_manifest(count_as_this_crawl=resume)
-        # Checkpoints are taken after pages only, so any checkpoint means the start page was crawled.
-        return self.resumed_from is None
+        if resume and self.store is not None:
+            self._note_resume(*checkpointed)
+        if self.resumed_from is None or self.pages == 0:
+            # Nothing crawled yet (an interrupted start, or a robots.txt that was unavailable): start over.
+            start_id = self.links.ids.get(self.config.start_url)
+            self._parked = [i for i in self._parked if i != start_id]
+            return True
+        return False
+
+    def _note_resume(self, requests: int, targets: int) -> None:
+        """Record a resume in the crawl's history: what the segment after the checkpoint (cut by a kill,
+        or lost with a torn checkpoint) spent and retrieved is in the totals, its pages are not known; the
+        harvest curve gets its end point so that it matches the totals."""
+        lost_requests, replayed = self.budget.requests - requests, self.targets - targets
+        if self.resumed_from is None and not lost_requests and not replayed:
+            return  # nothing was there: a plain start
+        lost_segment = bool(lost_requests or replayed)
+        self.resumes.append({"from_checkpoint": self.resumed_from, "lost_requests": lost_requests,
+                             "replayed_targets": replayed,
+                             "at_page": len(self.harvest_requests) if lost_segment else None})
+        if lost_segment:
+            self.harvest_requests.append(self.budget.requests)
+            self.harvest_targets.append(self.targets)
 
     def _loop(self, start_pending: bool) -> str:
         try:
@@ -228,10 +260,17 @@ class Crawler:
         url = self.config.start_url
         if url not in self.links:
             self.links.add(url, 0, -1, None)
-        if not self.robots.allowed(url):
-            self.start_error = self.robots.problem(url) or f"robots.txt does not allow crawling {url}"
-            return self.start_error
         link_id = self.links.ids[url]
+        try:
+            allowed = self._start_allowed(url)
+        except CrawlInterrupted:
+            self._parked.append(link_id)  # a resume starts here again
+            raise
+        if not allowed:
+            self.start_error = self.robots.problem(url) or f"robots.txt does not allow crawling {url}"
+            if self.robots.unavailable(url):
+                self._parked.append(link_id)  # a passing failure: a resume (or a retry) starts here again
+            return self.start_error
         resp, final_id = self._get_or_park(link_id)
         if resp.kind == "html":
             self._learn(resp.url, HTML)
@@ -243,6 +282,22 @@ class Crawler:
             log.warning("start page %s gave no links: %s", url, self.start_error)
         self._after_page()
         return ""
+
+    def _start_allowed(self, url: str) -> bool:
+        """robots.txt of the start host, asked again with back-off while it is unavailable."""
+        for attempt in range(self.config.robots_retries + 1):
+            if self.robots.allowed(url) or not self.robots.unavailable(url):
+                return self.robots.allowed(url)
+            status, error = self.robots.failure(url)
+            if error.startswith("refused") or Fetcher.retries_itself(status, error):
+                return False  # an address the crawl may not reach, or already retried with back-off
+            if attempt < self.config.robots_retries:
+                wait = self.config.backoff * 2**attempt
+                log.warning("retrying robots.txt of the start host in %gs", wait)
+                if self._stop.wait(wait):
+                    raise StopRequested(self._stop_reason or "stop requested")
+                self.robots.retry_now(url)
+        return False
 
     def _crawl_page(self, link_id: int) -> int:
         """Algorithm 4 for a link taken from the frontier; returns its reward (new targets retrieved)."""
@@ -323,7 +378,8 @@ class Crawler:
         page_url = self.links.urls[page_id]
         depth = self.links.depth[page_id] + 1
         new: list[NewLink] = []
-        for link in extract_links(resp.body, page_url, _charset(resp.headers.get("content-type"))):
+        for link in extract_links(resp.body, page_url, _charset(resp.headers.get("content-type")),
+                                  self.config.max_links_per_page):
             url = link.url
             if url in self.links or url not in self.scope or extension(url) in self.config.blocked_extensions:
                 continue
@@ -456,6 +512,7 @@ class Crawler:
             "robots": self.robots.texts,
             "paths": self.links.paths,
             "parked": self._parked,
+            "resumes": self.resumes,
         }
         arrays = {
             **self.links.arrays(),
@@ -465,7 +522,6 @@ class Crawler:
             "harvest_targets": np.frombuffer(self.harvest_targets, dtype=np.int64),
         }
         ckpt.save(self.store, self._seq, ckpt.encode(state, arrays, self.links.urls))
-        self.store.journal_reset()
         self._pages_at_checkpoint = self.pages
         self._last_checkpoint = time.monotonic()
         self._checkpoint_cost = self._last_checkpoint - began
@@ -497,6 +553,7 @@ class Crawler:
         self.early.restore(state["early_stopping"])
         self.robots.texts = dict(state["robots"])
         self._parked = [int(x) for x in state["parked"]]
+        self.resumes = list(state.get("resumes", []))
         self.harvest_requests = array("q", arrays["harvest_requests"].astype(np.int64).tobytes())
         self.harvest_targets = array("q", arrays["harvest_targets"].astype(np.int64).tobytes())
         self._pages_at_checkpoint = self.pages

@@ -58,8 +58,8 @@ class SBCrawlOperator(BaseOperator):
     :param crawl_options: any other ``CrawlConfig`` setting by name (validated; unknown names are errors).
     :param fresh: on the first try, discard a crawl state left under this task instance's key and start over
         (retries always resume).
-    :param journal_interval: seconds between writes of the budget journal to S3 (bounds budget overshoot
-        after a SIGKILL to the requests of that many seconds).
+    :param journal_lease: requests recorded in the S3 budget journal per write, before they are sent: a try
+        killed (or cut off from S3) leaves at most that many of the budget unused and never overshoots it.
     :param progress_callback: called with ``(progress, context)`` at most every 0.2 s from the crawl loop.
         For monitoring, and the documented test hook: an exception raised from it aborts the try the way a
         crash would (the retry test uses it to kill a first try after N pages).
@@ -87,7 +87,7 @@ class SBCrawlOperator(BaseOperator):
         delay: float | str = _DEFAULTS["delay"],
         crawl_options: dict[str, Any] | None = None,
         fresh: bool = False,
-        journal_interval: float = 5.0,
+        journal_lease: int = 10,
         progress_callback: Callable[[Progress, Context], None] | None = None,
         **kwargs: Any,
     ) -> None:
@@ -104,7 +104,7 @@ class SBCrawlOperator(BaseOperator):
         self.delay = delay
         self.crawl_options = crawl_options or {}
         self.fresh = fresh
-        self.journal_interval = journal_interval
+        self.journal_lease = journal_lease
         self.progress_callback = progress_callback
         self._crawler: Crawler | None = None
         self._killed = False
@@ -168,7 +168,7 @@ class SBCrawlOperator(BaseOperator):
         crawl_run = f"{dag_id}__{run_id}" + (f"__{map_index}" if map_index >= 0 else "")
         sink = S3Sink(hook, layout, crawl_run)
         store = S3StateStore(hook, layout.bucket, layout.state_prefix(dag_id, run_id, task_id, map_index),
-                             journal_interval=self.journal_interval)
+                             journal_lease=self.journal_lease)
         self._point_state_store(context, store, crawl_run)
 
         try_number = ti.try_number or 1

@@ -27,6 +27,17 @@ from airflow_sbcrawl.crawler import ConfigError, CrawlConfig
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 
+# IPv4 literals of loopback, private, link-local, "this network" and shared (CGNAT) ranges.
+_NON_PUBLIC_IPV4 = (r"(127\.\d+|10\.\d+|0\.\d+|169\.254|192\.168|172\.(1[6-9]|2\d|3[01])"
+                    r"|100\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7]))(\.\d+)+")
+#: Start URLs a web form accepts: http(s) on a host name or a public IPv4 address. localhost, non-public
+#: IPv4 literals and IPv6 literals are refused (a crawl must not become a way into the network it runs
+#: in); names resolving to such addresses are refused at connection time by the crawler itself.
+PUBLIC_URL_PATTERN = (
+    rf"^https?://(?!{_NON_PUBLIC_IPV4}([:/?#]|$))(?!(localhost|[^\s/:?#]*\.localhost)\.?([:/?#]|$))"
+    r"[^\s/:?#\[\]]+(:[0-9]{1,5})?([/?#][^\s]*)?$"
+)
+
 
 @dataclass(frozen=True)
 class CrawlSettings:
