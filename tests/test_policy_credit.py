@@ -62,14 +62,17 @@ def _crawl_listing_site(policy, pages: int) -> list[str]:
             site.reveal(["sidebar"] * 3)
             reward = int(crawled.count("sidebar") % 10 == 1)
         policy.feedback(link, reward)
+        if kind == "pager" and policy.promising():
+            crawled.append("promising pager")
     return crawled
 
 
 def test_pager_that_leads_to_datasets_earns_credit_only_with_the_new_policy():
     credited = CreditedBanditPolicy(_config(), np.random.default_rng(0))
     paper = SleepingBanditPolicy(_config(policy="sb-classifier-paper"), np.random.default_rng(0))
-    for policy in (credited, paper):
-        _crawl_listing_site(policy, 300)
+    crawled = {policy: _crawl_listing_site(policy, 300) for policy in (credited, paper)}
+    # A listing page holds no target, but it is a step towards ten: the drought stopper hears of it.
+    assert crawled[credited].count("promising pager") >= 10 and "promising pager" not in crawled[paper]
     means = {}
     for policy in (credited, paper):
         pager, sidebar = (policy.actions.assign(policy.vectorizer.transform_one(p), 0, key=p) for p in (PAGER, SIDEBAR))

@@ -43,6 +43,21 @@ class SleepingBandit:
         self.counts[action] += 1
         return action
 
+    def select_among(self, arms: np.ndarray, parent_steps: float, rng: np.random.Generator) -> int:
+        """AUER among the given arms only (every one awake), with the pulls of their parent as the time
+        step: the sub-arms of the action the parent bandit chose. Returns the position in ``arms`` and
+        counts the pull."""
+        if len(arms) == 1:
+            best = 0
+        else:
+            log_t = np.log(max(parent_steps, 1.0))
+            bonus = self.alpha * self.scale * np.sqrt(log_t / (self.counts[arms] + self.epsilon))
+            scores = self.means[arms] + bonus
+            top = np.flatnonzero(scores == scores.max())
+            best = int(top[0] if len(top) == 1 else rng.choice(top))
+        self.counts[arms[best]] += 1
+        return best
+
     def reward(self, action: int, value: float) -> None:
         """Incremental mean update of Algorithm 4's last line."""
         n = max(self.counts[action], 1.0)

@@ -135,10 +135,9 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
 
     Order within an action. One tag path often serves several parts of a site (the same pager under the
     publications and the news, the same teaser list for datasets and articles). Each action's links are
-    therefore split by URL template (the URL's directory with digits masked, or its path and query keys),
-    and the AUER rule runs over these (action, template) arms, each valued by its own credit shrunk towards
-    its action's: the publications' pager is told from the news' pager after a few pulls, and an action whose
-    good part is exhausted no longer lends its mean to the rest. Within
+    therefore split by URL template (the URL's directory with digits masked, or its path and query keys):
+    the action is chosen by the paper's bandit, then a template within it by the same AUER rule over the
+    templates' own credit, so the publications' pager is told from the news' pager after a few pulls. Within
     a template, each link waits at a level given by the credit of the page it was found on, and a random
     link of the highest level goes first. The exploration bonus is scaled by rho, so alpha means the same
     whatever the scale of the credit."""
@@ -154,11 +153,10 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self._sub_action = array("q")
         self._action_subs: list[list[int]] = []
         self._queues: list[LeveledQueue] = []
-        self._sub_sizes = np.zeros(0, dtype=np.int64)
         self.sub_bandit = SleepingBandit(config.alpha, config.bandit_epsilon)
         # Links added since the last page was handed out: revealed by that page, queued once it is credited.
         self._revealed: list[tuple[int, int, list[int]]] = []  # (action, sub-arm, link ids)
-        self._last_credit = 0.0
+        self._last_surplus = 0.0
 
     def _ensure(self, action: int) -> None:
         while len(self._action_subs) <= action:
@@ -175,8 +173,6 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             self._action_subs[action].append(sub)
             self._queues.append(LeveledQueue())
             self.sub_bandit.grow(sub + 1)
-            if len(self._sub_sizes) <= sub:
-                self._sub_sizes = np.concatenate([self._sub_sizes, np.zeros(max(64, sub), dtype=np.int64)])
         return sub
 
     def _enqueue(self, action: int, links: list[NewLink]) -> None:
@@ -192,7 +188,6 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             queue = self._queues[sub]
             for link_id in ids:
                 queue.add(link_id, level)
-            self._sub_sizes[sub] += len(ids)
             self._sizes[action] += len(ids)
             self._total += len(ids)
         self._revealed = []
@@ -202,35 +197,16 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             self._release(0.0)
         if self._total == 0:
             return None
-        sub = self._select()
-        action = int(self._sub_action[sub])
+        scale = max(self.rho, _MIN_SCALE)
+        self.bandit.scale = self.sub_bandit.scale = scale
+        action = self.bandit.select(self._sizes[: len(self._buckets)] > 0, self._rng)
+        subs = np.array([s for s in self._action_subs[action] if len(self._queues[s])], dtype=np.int64)
+        sub = int(subs[self.sub_bandit.select_among(subs, self.bandit.counts[action], self._rng)])
         link_id = self._queues[sub].pop(self._rng)
-        self._sub_sizes[sub] -= 1
         self._sizes[action] -= 1
         self._total -= 1
         self._pending[link_id] = action * _SUB_STRIDE + sub
         return link_id
-
-    def _select(self) -> int:
-        """AUER over the awake templates of all actions at once. A template's value is its own mean credit
-        shrunk towards its action's (the action's statistics are its prior, worth ``_PRIOR_PULLS`` pulls),
-        so a new template of a good action starts good and a template that stopped paying drags down only
-        itself; an action never tried is tried first, as in the paper."""
-        n = len(self._sub_templates)
-        counts, means = self.sub_bandit.counts[:n], self.sub_bandit.means[:n]
-        actions = np.frombuffer(self._sub_action, dtype=np.int64)
-        action_counts, action_means = self.bandit.counts[actions], self.bandit.means[actions]
-        value = (counts * means + _PRIOR_PULLS * action_means) / (counts + _PRIOR_PULLS)
-        t = max(self.bandit.steps, 1)
-        bonus = self.bandit.alpha * max(self.rho, _MIN_SCALE) * np.sqrt(np.log(t) / (counts + 1.0))
-        scores = np.where(action_counts == 0, np.inf, value + bonus)
-        scores[self._sub_sizes[:n] == 0] = -np.inf
-        best = np.flatnonzero(scores == scores.max())
-        sub = int(best[0] if len(best) == 1 else self._rng.choice(best))
-        self.bandit.steps += 1
-        self.bandit.counts[actions[sub]] += 1
-        self.sub_bandit.counts[sub] += 1
-        return sub
 
     def surplus(self) -> float:
         """What the links revealed since the last page are worth above the crawl's average: each at the mean
@@ -250,9 +226,10 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
 
     def feedback(self, link_id: int, reward: float) -> None:
         pending = self._pending.pop(link_id, None)
-        credit = reward + self.gamma * self.surplus()
+        surplus = self.surplus()
+        credit = reward + self.gamma * surplus
         self._release(credit)
-        self._last_credit = credit
+        self._last_surplus = surplus
         if pending is None:
             return
         action, sub = divmod(pending, _SUB_STRIDE)
@@ -262,7 +239,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self.rho += (credit - self.rho) / min(self._credited, _RHO_HORIZON)
 
     def promising(self) -> bool:
-        return self._last_credit > self.rho > 0
+        return self._last_surplus > 0
 
     def __len__(self) -> int:
         return self._total + sum(len(ids) for _, _, ids in self._revealed)
@@ -310,8 +287,6 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         ids, levels = arrays["sub_ids"].astype(np.int64), arrays["sub_levels"]
         self._queues = [LeveledQueue.from_arrays(ids[offsets[i]:offsets[i + 1]], levels[offsets[i]:offsets[i + 1]])
                         for i in range(len(lengths))]
-        self._sub_sizes = np.zeros(max(64, len(lengths)), dtype=np.int64)
-        self._sub_sizes[: len(lengths)] = lengths
         self.rho = float(state["rho"])
         self._credited = int(state["credited"])
         self._revealed = []
@@ -334,8 +309,6 @@ def url_template(url: str) -> str:
 
 
 _DIGITS = re.compile(r"\d+")
-# A template's mean credit is shrunk towards its action's as if the action had given it this many pulls.
-_PRIOR_PULLS = 2.0
 # Pending links remember (action, sub-arm) packed in one int.
 _SUB_STRIDE = 1 << 32
 
