@@ -55,16 +55,19 @@ class SleepingBanditPolicy(Policy):
         self._total += len(links)
 
     def _ensure(self, action: int) -> None:
-        while len(self._buckets) <= action:
-            self._buckets.append(RandomBag())
+        self._grow_frontier(action)
         if len(self._sizes) <= action:
             self._sizes = np.concatenate([self._sizes, np.zeros(max(64, len(self._sizes)), dtype=np.int64)])
-        self.bandit.grow(len(self._buckets))
+        self.bandit.grow(action + 1)
+
+    def _grow_frontier(self, action: int) -> None:
+        while len(self._buckets) <= action:
+            self._buckets.append(RandomBag())
 
     def next(self) -> int | None:
         if self._total == 0:
             return None
-        n = len(self._buckets)
+        n = len(self.actions)
         action = self.bandit.select(self._sizes[:n] > 0, self._rng)
         link_id = self._take(action)
         self._sizes[action] -= 1
@@ -107,7 +110,7 @@ class SleepingBanditPolicy(Policy):
         self.examples = {int(k): v for k, v in state.get("examples", {}).items()}
 
     def describe(self) -> dict:
-        n = len(self._buckets)
+        n = len(self.actions)
         order = np.argsort(-self.bandit.means[:n])[:10]
         return {
             "actions": len(self.actions),
@@ -158,10 +161,9 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self._revealed: list[tuple[int, int, list[int]]] = []  # (action, sub-arm, link ids)
         self._last_surplus = 0.0
 
-    def _ensure(self, action: int) -> None:
+    def _grow_frontier(self, action: int) -> None:
         while len(self._action_subs) <= action:
             self._action_subs.append([])
-        super()._ensure(action)
 
     def _sub(self, action: int, template: str) -> int:
         key = (action, template)
@@ -199,7 +201,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             return None
         scale = max(self.rho, _MIN_SCALE)
         self.bandit.scale = self.sub_bandit.scale = scale
-        action = self.bandit.select(self._sizes[: len(self._buckets)] > 0, self._rng)
+        action = self.bandit.select(self._sizes[: len(self.actions)] > 0, self._rng)
         subs = np.array([s for s in self._action_subs[action] if len(self._queues[s])], dtype=np.int64)
         sub = int(subs[self.sub_bandit.select_among(subs, self.bandit.counts[action], self._rng)])
         link_id = self._queues[sub].pop(self._rng)
@@ -255,7 +257,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int16))
         return {
             **self.actions.arrays(), **self.bandit.arrays(),
-            "action_sizes": self._sizes[: len(self._buckets)].copy(),
+            "action_sizes": self._sizes[: len(self.actions)].copy(),
             "sub_action": np.frombuffer(self._sub_action, dtype=np.int64).copy(),
             "sub_counts": self.sub_bandit.counts.copy(), "sub_means": self.sub_bandit.means.copy(),
             "sub_lengths": np.array([len(q) for q in self._queues], dtype=np.int64),
@@ -268,7 +270,6 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self.bandit.restore(arrays["bandit_counts"], arrays["bandit_means"], int(state["steps"]))
         sizes = arrays["action_sizes"].astype(np.int64)
         n_actions = len(sizes)
-        self._buckets = [RandomBag() for _ in range(n_actions)]  # unused here; their count is the action count
         self._sizes = np.zeros(max(64, n_actions), dtype=np.int64)
         self._sizes[:n_actions] = sizes
         self._total = int(sizes.sum())
