@@ -8,6 +8,7 @@ through the API with ``conf``).
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from airflow.sdk import DAG, Param
 
@@ -15,7 +16,7 @@ from airflow_sbcrawl.crawler.mimes import TARGET_MIME_TYPES
 from airflow_sbcrawl.operators.crawl import SBCrawlOperator
 from airflow_sbcrawl.operators.settings import CrawlSettings
 
-settings = CrawlSettings.from_env()
+settings = CrawlSettings.from_env(dags_folder=Path(__file__).parent)
 
 with DAG(
     dag_id="sbcrawl_adhoc",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from datetime import datetime
+from pathlib import Path
 
 from airflow.sdk import DAG, Asset, AssetAlias, AssetAny
 
@@ -28,7 +29,7 @@ from airflow_sbcrawl.operators.lake import LoadToLakeOperator
 from airflow_sbcrawl.operators.settings import CrawlSettings, load_providers
 from airflow_sbcrawl.operators.tables import DetectTablesOperator
 
-settings = CrawlSettings.from_env()
+settings = CrawlSettings.from_env(dags_folder=Path(__file__).parent)
 # The same URIs SBCrawlOperator gives its outlet in dags/sbcrawl_providers.py (one per site).
 manifests = {S3CrawlLayout(settings.bucket, settings.prefix, site_key(p.start_url)).manifest_uri()
              for p in load_providers(settings.providers_file)}

@@ -8,13 +8,14 @@ The sites come from the trigger's ``start_urls`` (default: every provider of the
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from airflow.sdk import DAG, AssetAlias, Param, task
 
 from airflow_sbcrawl.operators.crawl import MANIFEST_ALIAS, SBCrawlOperator
 from airflow_sbcrawl.operators.settings import CrawlSettings, load_providers
 
-settings = CrawlSettings.from_env()
+settings = CrawlSettings.from_env(dags_folder=Path(__file__).parent)
 default_sites = [p.start_url for p in load_providers(settings.providers_file)]
 
 with DAG(

@@ -11,14 +11,18 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _bag(monkeypatch, providers_file: Path | None = None, **env: str):
+def _load(monkeypatch, providers_file: Path | None = None, **env: str):
     from airflow.dag_processing.dagbag import DagBag
 
     if providers_file is not None:
         monkeypatch.setenv("SBCRAWL_PROVIDERS_FILE", str(providers_file))
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    bag = DagBag(dag_folder=str(REPO / "dags"))
+    return DagBag(dag_folder=str(REPO / "dags"))
+
+
+def _bag(monkeypatch, providers_file: Path | None = None, **env: str):
+    bag = _load(monkeypatch, providers_file, **env)
     assert bag.import_errors == {}
     return bag
 
@@ -34,14 +38,102 @@ def test_one_dag_per_provider_with_its_manifest_asset(monkeypatch):
     assert {"sbcrawl_adhoc", "sbcrawl_many_sites"} <= set(bag.dag_ids)
 
 
-def test_bad_provider_entry_is_a_clear_import_error(tmp_path):
+def test_providers_file_is_found_next_to_the_dag_files(monkeypatch, tmp_path):
+    """As in a Docker image: the DAG files copied into a folder of their own, the package installed
+    elsewhere, no SBCRAWL_PROVIDERS_FILE: the list next to the DAG files is the one used."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    monkeypatch.delenv("SBCRAWL_PROVIDERS_FILE", raising=False)
+    for path in (REPO / "dags").glob("*.py"):
+        (tmp_path / path.name).write_text(path.read_text())
+    (tmp_path / "providers.yaml").write_text(json.dumps({"providers": [
+        {"id": "only_here", "start_url": "https://stats.example.org/", "schedule": None}]}))
+    bag = DagBag(dag_folder=str(tmp_path))
+    assert bag.import_errors == {}
+    assert [d for d in bag.dag_ids if d not in ("sbcrawl_adhoc", "sbcrawl_many_sites", "sbcrawl_ingest")] == [
+        "sbcrawl_only_here"]
+    assert bag.dags["sbcrawl_many_sites"].params["start_urls"] == ["https://stats.example.org/"]
+
+
+def test_bad_provider_entry_breaks_only_its_own_dag(monkeypatch, tmp_path):
+    providers = tmp_path / "p.yaml"
+    providers.write_text(json.dumps({"providers": [
+        {"id": "good", "start_url": "https://good.example/", "schedule": None},
+        {"id": "x", "start_url": "https://x.example/", "max_requests": 0},
+        {"id": "Bad-Id", "start_url": "https://y.example/"},
+        {"id": "other", "start_url": "https://other.example/", "schedule": "@daily"},
+    ]}))
+    bag = _load(monkeypatch, providers)
+    # every DAG file but the check loads, with the good entries' DAGs
+    assert {"sbcrawl_good", "sbcrawl_other", "sbcrawl_adhoc", "sbcrawl_many_sites", "sbcrawl_ingest"} <= set(
+        bag.dag_ids)
+    assert not {"sbcrawl_x", "sbcrawl_Bad-Id"} & set(bag.dag_ids)
+    assert bag.dags["sbcrawl_many_sites"].params["start_urls"] == ["https://good.example/", "https://other.example/"]
+    # one import error, in the check file, naming both bad entries and why
+    assert [Path(p).name for p in bag.import_errors] == ["sbcrawl_providers_check.py"]
+    error = next(iter(bag.import_errors.values()))
+    assert "2 bad provider entries" in error
+    assert "entry 2: provider 'x': max_requests must be a whole number >= 1, got 0" in error
+    assert "entry 3: provider id 'Bad-Id'" in error
+
+
+def test_read_providers_reports_each_bad_entry(tmp_path):
     from airflow_sbcrawl.crawler import ConfigError
-    from airflow_sbcrawl.operators.settings import load_providers
+    from airflow_sbcrawl.operators.settings import read_providers
 
     bad = tmp_path / "p.yaml"
-    bad.write_text(json.dumps({"providers": [{"id": "x", "start_url": "https://x.example/", "max_requests": 0}]}))
-    with pytest.raises(ConfigError, match="provider 'x': max_requests"):
-        load_providers(bad)
+    bad.write_text(json.dumps({"providers": [{"id": "x", "start_url": "https://x.example/", "max_requests": 0},
+                                             {"id": "x2", "start_url": "https://x.example/", "colour": "red"},
+                                             "just a string",
+                                             {"id": "ok", "start_url": "https://ok.example/"},
+                                             {"id": "ok", "start_url": "https://ok2.example/"}]}))
+    listing = read_providers(bad)
+    assert [p.id for p in listing.providers] == ["ok"]
+    assert listing.errors[0] == "entry 1: provider 'x': max_requests must be a whole number >= 1, got 0"
+    assert listing.errors[1].startswith("entry 2: provider 'x2': ") and "colour" in listing.errors[1]
+    assert listing.errors[2].startswith("entry 3: expected a mapping")
+    assert listing.errors[3] == "entry 5: provider id 'ok' appears twice"
+    with pytest.raises(ConfigError, match="4 bad provider entries"):
+        listing.raise_errors()
+    with pytest.raises(ConfigError, match=r"providers' list .*missing.yaml: No such file"):
+        read_providers(tmp_path / "missing.yaml")
+    (tmp_path / "broken.yaml").write_text("providers: [\n")
+    with pytest.raises(ConfigError, match="is not valid YAML"):
+        read_providers(tmp_path / "broken.yaml")
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"SBCRAWL_CRAWL_OPTIONS": "{delay: 0}"}, "SBCRAWL_CRAWL_OPTIONS is not valid JSON"),
+    ({"SBCRAWL_CRAWL_OPTIONS": "[1]"}, "SBCRAWL_CRAWL_OPTIONS must be a JSON object"),
+    ({"SBCRAWL_CRAWL_OPTIONS": '{"dellay": 0}'}, "SBCRAWL_CRAWL_OPTIONS: unknown crawl settings dellay"),
+    ({"SBCRAWL_RETRIES": "two"}, "SBCRAWL_RETRIES must be a whole number, got 'two'"),
+    ({"SBCRAWL_RETRY_DELAY_S": "-1"}, "SBCRAWL_RETRY_DELAY_S must be >= 0"),
+])
+def test_environment_errors_name_the_variable(monkeypatch, env, message):
+    from airflow_sbcrawl.crawler import ConfigError
+    from airflow_sbcrawl.operators.settings import CrawlSettings
+
+    with pytest.raises(ConfigError, match=message):
+        CrawlSettings.from_env(env, dags_folder=REPO / "dags", use_airflow_config=False)
+    bag = _load(monkeypatch, **env)  # and that is what every DAG file's import error says
+    assert sorted(Path(p).name for p in bag.import_errors) == sorted(p.name for p in (REPO / "dags").glob("*.py"))
+    assert all(message in e for e in bag.import_errors.values())
+
+
+def test_airflow_config_section_is_read_and_env_overrides_it(monkeypatch):
+    from airflow_sbcrawl.operators.settings import CrawlSettings
+
+    monkeypatch.setenv("AIRFLOW__SBCRAWL__BUCKET", "from-config")
+    monkeypatch.setenv("AIRFLOW__SBCRAWL__CRAWL_OPTIONS", '{"delay": 2}')
+    monkeypatch.delenv("SBCRAWL_BUCKET", raising=False)
+    monkeypatch.delenv("SBCRAWL_CRAWL_OPTIONS", raising=False)
+    settings = CrawlSettings.from_env(dags_folder=REPO / "dags")
+    assert (settings.bucket, settings.crawl_options) == ("from-config", {"delay": 2})
+    monkeypatch.setenv("SBCRAWL_BUCKET", "from-env")
+    assert CrawlSettings.from_env(dags_folder=REPO / "dags").bucket == "from-env"
+    monkeypatch.setenv("AIRFLOW__SBCRAWL__CRAWL_OPTIONS", "nope")
+    with pytest.raises(ValueError, match=r"\[sbcrawl\] crawl_options \(AIRFLOW__SBCRAWL__CRAWL_OPTIONS\) is not valid"):
+        CrawlSettings.from_env(dags_folder=REPO / "dags")
 
 
 def test_ui_params_are_validated(monkeypatch):
