@@ -136,18 +136,98 @@ def test_airflow_config_section_is_read_and_env_overrides_it(monkeypatch):
         CrawlSettings.from_env(dags_folder=REPO / "dags")
 
 
-def test_ui_params_are_validated(monkeypatch):
-    from airflow.sdk.definitions.param import ParamsDict
+def _with(params, key: str, value):
+    """A copy of ``params`` where ``key`` holds ``value`` (validated against its Param's schema)."""
+    from airflow.sdk.definitions.param import Param, ParamsDict
+
+    return ParamsDict({**{k: params.get_param(k) for k in params},
+                       key: Param(value, **params.get_param(key).schema)})
+
+
+def test_trigger_form_fields_have_titles_descriptions_and_bounds(monkeypatch):
+    from airflow.sdk.definitions.param import ParamValidationError
+
+    bag = _bag(monkeypatch)
+    for dag_id in ("sbcrawl_adhoc", "sbcrawl_many_sites"):
+        for key in bag.dags[dag_id].params:
+            param = bag.dags[dag_id].params.get_param(key)
+            assert param.schema.get("title") and len(param.description or "") > 40, (dag_id, key)
+    params = bag.dags["sbcrawl_adhoc"].params
+    assert list(params) == ["start_url", "max_requests", "max_megabytes", "target_families", "policy"]
+    # the start URL is required and empty; the providers' start URLs are suggestions (the form's datalist)
+    start = params.get_param("start_url")
+    assert start.value is None or start.value.__class__.__name__ == "ArgNotSet"
+    assert start.schema["examples"][0] == "https://www.insee.fr/en/accueil"
+    with pytest.raises(ParamValidationError, match="No value passed"):
+        params.validate()
+    ok = _with(params, "start_url", "https://www.destatis.de/EN/Home/_node.html")
+    ok.validate()
+    # bounds are in the schema and said in the description
+    assert "1 to 1,000,000" in params.get_param("max_requests").description
+    assert "1 to 1,000,000" in params.get_param("max_megabytes").description
+    for key, bad in [("start_url", "ftp://x"), ("start_url", "stats.example"), ("max_requests", 0),
+                     ("max_requests", 10**9), ("max_megabytes", 0), ("target_families", ["images"]),
+                     ("target_families", []), ("policy", "dfs"), ("policy", "random")]:
+        with pytest.raises(ParamValidationError):
+            _with(ok, key, bad).validate()
+    # only production policies; families shown by label, a multi-select
+    policy = params.get_param("policy").schema
+    assert policy["enum"] == ["sb-classifier", "bfs"] and set(policy["values_display"]) == {"sb-classifier", "bfs"}
+    families = params.get_param("target_families").schema
+    assert families["examples"] == families["items"]["enum"]
+    assert families["values_display"]["spreadsheets"].startswith("Spreadsheets")
+
+
+def test_target_families_partition_the_engine_target_types():
+    from airflow_sbcrawl.crawler.mimes import TARGET_MIME_TYPES
+    from airflow_sbcrawl.operators.params import DEFAULT_FAMILIES, TARGET_FAMILIES, mime_types_for
+
+    everything = mime_types_for(TARGET_FAMILIES)
+    assert sorted(everything) == sorted(TARGET_MIME_TYPES) and len(everything) == len(set(everything))
+    assert {"csv", "spreadsheets", "pdf", "json", "xml", "archives"} <= set(DEFAULT_FAMILIES)
+    assert mime_types_for(["pdf"]) == ["application/pdf", "application/x-pdf"]
+    assert "application/vnd.sdmx.genericdata+xml" in mime_types_for(["xml"])
+    assert "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" in mime_types_for(["spreadsheets"])
+    with pytest.raises(ValueError, match="unknown target families"):
+        mime_types_for(["images"])
+    with pytest.raises(ValueError, match="no target family"):
+        mime_types_for([])
+
+
+@pytest.mark.parametrize(("url", "reason"), [
+    ("http://localhost:8080/", "localhost"), ("http://127.0.0.1/", "loopback"), ("https://10.1.2.3/", "private"),
+    ("http://192.168.0.1/x", "private"), ("http://172.16.5.4/", "private"), ("http://169.254.169.254/latest/",
+                                                                             "link-local"),
+    ("http://[::1]/", "loopback"), ("http://[fe80::1]/", "link-local"), ("http://0.0.0.0/", "unspecified"),
+])
+def test_non_public_start_urls_are_refused_before_any_request(url, reason):
+    from airflow_sbcrawl.crawler import ConfigError
+    from airflow_sbcrawl.operators.crawl import SBCrawlOperator
+    from airflow_sbcrawl.operators.params import check_public_start_url
+
+    with pytest.raises(ValueError, match=reason):
+        check_public_start_url(url)
+    with pytest.raises(ConfigError, match=f"start_url .*{reason}"):
+        SBCrawlOperator(task_id="t", start_url=url, bucket="b").build_config()
+
+
+def test_public_start_urls_pass():
+    from airflow_sbcrawl.operators.params import check_public_start_url
+
+    for url in ("https://www.insee.fr/en/accueil", "http://www.stats.example/", "http://8.8.8.8/",
+                "https://[2001:4860:4860::8888]/"):
+        check_public_start_url(url)
+
+
+def test_adhoc_dag_renders_families_into_mime_types(monkeypatch):
+    """The form's choices reach the operator as the engine expects them (templates rendered as in a run)."""
+    from airflow_sbcrawl.operators.params import mime_types_for
 
     dag = _bag(monkeypatch).dags["sbcrawl_adhoc"]
-    params: ParamsDict = dag.params
-    params.validate()  # the defaults are valid
-    for key, bad in [("start_url", "ftp://x"), ("max_requests", 0), ("max_requests", 10**9),
-                     ("target_mime_types", ["image/png"]), ("target_mime_types", [])]:
-        with pytest.raises(Exception, match=key):
-            ParamsDict({**{k: params.get_param(k) for k in params}, key: params.get_param(key).__class__(
-                bad, **params.get_param(key).schema)}).validate()
-    assert "examples" in params.get_param("target_mime_types").schema  # rendered as a multi-select
+    task = dag.get_task("crawl")
+    env = dag.get_template_env()
+    rendered = env.from_string(task.target_mime_types).render(params={"target_families": ["pdf", "json"]})
+    assert rendered == mime_types_for(["pdf", "json"])  # a list: the DAG renders native objects
 
 
 @pytest.mark.slow
