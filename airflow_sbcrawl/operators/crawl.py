@@ -20,6 +20,7 @@ from airflow.sdk import Asset, AssetAlias
 
 from airflow_sbcrawl.crawler import ConfigError, CrawlConfig, Crawler, CrawlSummary, Progress, SinkError
 from airflow_sbcrawl.hooks.s3 import S3CrawlLayout, S3Sink, S3StateStore, check_bucket_writable, s3_hook, site_key
+from airflow_sbcrawl.operators.links import CrawlManifestLink, CrawlReportLink
 from airflow_sbcrawl.operators.params import check_public_start_url
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class SBCrawlOperator(BaseOperator):
         "policy", "seed", "delay", "crawl_options",
     )
     template_fields_renderers: ClassVar[dict[str, str]] = {"crawl_options": "json"}
+    operator_extra_links = (CrawlReportLink(), CrawlManifestLink())
     ui_color = "#d9ead3"
 
     def __init__(

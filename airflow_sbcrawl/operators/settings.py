@@ -12,7 +12,9 @@ Each setting is an option of the ``[sbcrawl]`` section of the Airflow configurat
 ``bucket`` (default ``sbcrawl``), ``prefix`` (``crawls``), ``aws_conn_id`` (``aws_default``),
 ``providers_file`` (``providers.yaml`` next to the DAG files), ``crawl_options`` (JSON object of
 ``CrawlConfig`` settings applied to every crawl, e.g. ``{"delay": 0}`` for a local simulator), ``retries``
-(``2``) and ``retry_delay_s`` (``300``).
+(``2``), ``retry_delay_s`` (``300``), ``lake_conn_id`` (``sbcrawl_lake``) and ``lake_namespace`` (the
+connection's ``namespace`` extra, else ``sbcrawl``). ``object_url_template`` is read by the extra links
+(``operators/links.py``).
 
 A bad value is a ``ConfigError`` that names the variable it came from.
 """
@@ -85,6 +87,8 @@ class CrawlSettings:
     crawl_options: dict[str, Any] = field(default_factory=dict)
     retries: int = 2
     retry_delay: timedelta = timedelta(minutes=5)
+    lake_conn_id: str = "sbcrawl_lake"
+    lake_namespace: str | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, *, dags_folder: str | os.PathLike | None = None,
@@ -111,6 +115,8 @@ class CrawlSettings:
             crawl_options=parse_crawl_options(options_text, options_source) if options_text else {},
             retries=_number(int, *get("retries"), default.retries, minimum=0),
             retry_delay=timedelta(seconds=_number(float, *get("retry_delay_s"), 300.0, minimum=0)),
+            lake_conn_id=get("lake_conn_id")[0] or default.lake_conn_id,
+            lake_namespace=get("lake_namespace")[0] or None,
         )
 
 
