@@ -38,12 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
+from airflow_sbcrawl.infra import SeaweedFS
+from airflow_sbcrawl.sim import SimServer, build_site
 
-from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore  # noqa: E402
-from airflow_sbcrawl.infra import SeaweedFS  # noqa: E402
-from airflow_sbcrawl.sim import SimServer, build_site  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 DAG_ID = "sbcrawl_many_sites"
 BUCKET = "sbcrawl-multiworker"
