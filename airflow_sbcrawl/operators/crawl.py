@@ -20,6 +20,7 @@ from airflow.sdk import Asset, AssetAlias
 
 from airflow_sbcrawl.crawler import ConfigError, CrawlConfig, Crawler, CrawlSummary, Progress, SinkError
 from airflow_sbcrawl.hooks.s3 import S3CrawlLayout, S3Sink, S3StateStore, check_bucket_writable, s3_hook, site_key
+from airflow_sbcrawl.operators import lineage
 from airflow_sbcrawl.operators.links import CrawlManifestLink, CrawlReportLink
 from airflow_sbcrawl.operators.params import check_public_start_url
 
@@ -113,6 +114,7 @@ class SBCrawlOperator(BaseOperator):
         self.progress_callback = progress_callback
         self._crawler: Crawler | None = None
         self._killed = False
+        self._lineage: Any = None
         if not self.outlets:
             # A concrete Asset when its URI is known when the DAG is parsed (ingestion DAGs schedule on it);
             # otherwise an alias that the run resolves to the concrete Asset.
@@ -232,9 +234,17 @@ class SBCrawlOperator(BaseOperator):
             objects_uploaded=sink.objects_uploaded, objects_skipped=sink.objects_skipped,
         )
         self._emit_manifest_event(context, layout, result)
+        self._lineage = lineage.operator_lineage(
+            [lineage.site(config.start_url)],
+            [lineage.s3(layout.bucket, layout.objects_prefix()),
+             lineage.s3(layout.bucket, layout.run_prefix(crawl_run))])
         self.log.info("crawl done: %d targets, %d requests, %d pages (%s)", summary.targets, summary.requests,
                       summary.pages, summary.stop_reason)
         return result
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the site read, the S3 objects and the run's manifests written (see lineage.py)."""
+        return self._lineage
 
     def _upload_report(self, hook: S3Hook, layout: S3CrawlLayout, crawl_run: str, crawler: Crawler,
                        summary: CrawlSummary) -> str:
