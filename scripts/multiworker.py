@@ -50,8 +50,9 @@ PREFIX = "many"
 CONN_ID = "sbcrawl_multiworker_s3"
 SITES = ["http://www.stats.example/", "http://data.stats.example/", "http://pub.stats.example/publications"]
 MAX_REQUESTS = 400
-# The tiny site finishes by early stopping once every target is in, so where a crawl ends does not depend
-# on how many requests the kill wasted; the delay makes a crawl last long enough to be killed mid-way.
+# On the tiny site every crawl has found all its targets well before its budget is spent (the rest goes to
+# the site's calendar trap, or early stopping ends it), so what a crawl stores does not depend on how many
+# requests the kill wasted; the delay makes a crawl last long enough to be killed mid-way.
 CRAWL_OPTIONS = {"delay": 0.05, "checkpoint_every_pages": 10, "es_window": 100, "es_patience": 3, "es_decay": 0.5}
 
 
