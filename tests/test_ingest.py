@@ -103,9 +103,13 @@ def deployment(tmp_path, monkeypatch, sim_server, sim_proxy_env, seaweed, seawee
 def openlineage_events(tmp_path, monkeypatch):
     """OpenLineage events of the tasks run in this test, through the provider's file transport:
     ``events() -> {task_id: (inputs, outputs)}`` of each task's last COMPLETE event, datasets as
-    ``(namespace, name)``. The provider caches its configuration, so the caches are cleared around the test."""
+    ``(namespace, name)``. The provider reads its configuration once and registers its listener when the
+    plugins load (not at all when no transport is configured, as in the rest of the suite), so the caches are
+    cleared and a listener is registered for the test's duration."""
+    from airflow.listeners.listener import get_listener_manager as core_listeners
     from airflow.providers.openlineage import conf as ol_conf
     from airflow.providers.openlineage.plugins import listener as ol_listener
+    from airflow.sdk.listener import get_listener_manager as task_listeners
 
     def reset() -> None:
         for fn in vars(ol_conf).values():
@@ -117,6 +121,10 @@ def openlineage_events(tmp_path, monkeypatch):
     monkeypatch.setenv("AIRFLOW__OPENLINEAGE__TRANSPORT",
                        json.dumps({"type": "file", "log_file_path": str(path), "append": True}))
     reset()
+    listener = ol_listener.OpenLineageListener()
+    managers = [core_listeners(), task_listeners()]
+    for manager in managers:
+        manager.add_listener(listener)
 
     def events() -> dict[str, tuple[list, list]]:
         out = {}
@@ -128,6 +136,8 @@ def openlineage_events(tmp_path, monkeypatch):
         return out
 
     yield events
+    for manager in managers:
+        manager.pm.unregister(listener)
     monkeypatch.delenv("AIRFLOW__OPENLINEAGE__TRANSPORT")
     reset()
 
