@@ -9,8 +9,8 @@ through its HTTP proxy), and Airflow 3: api-server, scheduler, dag-processor and
 slot each, each worker in a process group of its own.
 
 The run: ``dags/sbcrawl_many_sites.py`` is triggered for the three sites (one mapped crawl task each).
-As soon as one crawl has written a checkpoint to S3, the worker running it is killed with SIGKILL, its
-whole process group at once, as when a machine dies. Airflow notices the missing heartbeats, the task
+Once a crawl's third checkpoint is in S3 (30 pages in), the worker running it is killed with SIGKILL, all
+its processes at once, as when a machine dies. Airflow notices the missing heartbeats, the task
 goes up for retry, the retry runs on the surviving worker and resumes from the checkpoint in S3.
 
 The check: every site's manifest rows (URL, final URL, sha256, MIME type, size) equal those of an
@@ -54,6 +54,8 @@ MAX_REQUESTS = 400
 # the site's calendar trap, or early stopping ends it), so what a crawl stores does not depend on how many
 # requests the kill wasted; the delay makes a crawl last long enough to be killed mid-way.
 CRAWL_OPTIONS = {"delay": 0.05, "checkpoint_every_pages": 10, "es_window": 100, "es_patience": 3, "es_decay": 0.5}
+#: The kill comes once this many checkpoints (of 10 pages each) of the crawl are in S3: mid-crawl.
+KILL_AFTER_CHECKPOINT = 3
 
 
 def log(message: str) -> None:
@@ -233,10 +235,13 @@ def worker_of(pid: int | None, workers: dict[str, subprocess.Popen]) -> str | No
     return next((name for name, proc in workers.items() if proc.pid == sid), None)
 
 
-def has_checkpoint(seaweed: SeaweedFS, site: str) -> bool:
+def last_checkpoint(seaweed: SeaweedFS, site: str) -> int:
+    """Sequence number of the newest complete checkpoint of ``site``'s crawl in S3 (0: none yet)."""
     client = seaweed.boto3_client()
     pages = client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=f"{PREFIX}/{site}/state/")
-    return any(o["Key"].endswith("/MANIFEST.json") for p in pages for o in p.get("Contents", []))
+    seqs = [int(o["Key"].rsplit("/", 2)[1].removeprefix("ckpt-")) for p in pages for o in p.get("Contents", [])
+            if o["Key"].endswith("/MANIFEST.json")]
+    return max(seqs, default=0)
 
 
 def run(workdir: Path, timeout: float) -> dict[str, Any]:
@@ -299,12 +304,14 @@ def run(workdir: Path, timeout: float) -> dict[str, Any]:
                     log(f"  crawl[{map_index}] try {try_number} running on {worker} (pid {pid})")
                 if not killed and worker and ti_state == "running":
                     site = SITES[map_index].split("/")[2].removeprefix("www.")
-                    if has_checkpoint(seaweed, site):
+                    checkpoint = last_checkpoint(seaweed, site)
+                    if checkpoint >= KILL_AFTER_CHECKPOINT:
                         log(f"  SIGKILL {worker} (process group {workers[worker].pid}) while crawl[{map_index}] "
-                            f"of {site} runs its try {try_number}, after a checkpoint reached S3")
+                            f"of {site} runs its try {try_number}, its checkpoint {checkpoint} in S3")
                         processes = _kill_session(workers[worker].pid)
                         killed = {"worker": worker, "map_index": map_index, "try_number": try_number, "site": site,
-                                  "processes_killed": processes, "at_s": round(time.monotonic() - began, 1)}
+                                  "processes_killed": processes, "checkpoint_in_s3": checkpoint,
+                                  "at_s": round(time.monotonic() - began, 1)}
                         log(f"  {processes} processes of {worker} killed (worker, task supervisor, task)")
             (state,) = pg.query("select state from dag_run where dag_id = %s and run_id = %s", DAG_ID, run_id)[0]
             if state in ("success", "failed"):
@@ -382,7 +389,7 @@ def verdict(result: dict[str, Any]) -> list[str]:
         problems.append(f"dag run ended {result['state']}")
     killed = result["killed"]
     if not killed:
-        problems.append("no worker was killed (no crawl reached a checkpoint while running)")
+        problems.append(f"no worker was killed (no crawl reached checkpoint {KILL_AFTER_CHECKPOINT} while running)")
     else:
         retries = [t for t in result["tries"] if t["map_index"] == killed["map_index"]
                    and t["try_number"] > killed["try_number"]]
