@@ -8,10 +8,11 @@ import pytest
 
 def test_providers_manager_registers_connection_type_links_and_config():
     from airflow.providers_manager import ProvidersManager
+    from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime
 
     pm = ProvidersManager()
     assert pm.providers["airflow-sbcrawl"].version == "0.1.0"
-    hook = pm.hooks["sbcrawl_iceberg"]
+    hook = ProvidersManagerTaskRuntime().hooks["sbcrawl_iceberg"]
     assert hook.hook_class_name == "airflow_sbcrawl.hooks.lake.IcebergCatalogHook"
     assert hook.connection_id_attribute_name == "catalog_conn_id"
     assert {"airflow_sbcrawl.operators.links.CrawlReportLink",
@@ -37,7 +38,6 @@ def test_config_section_defaults_come_from_the_provider_info(monkeypatch):
     from airflow.configuration import conf
 
     monkeypatch.delenv("AIRFLOW__SBCRAWL__BUCKET", raising=False)
-    conf.load_providers_configuration()
     assert conf.get("sbcrawl", "bucket") == "sbcrawl"
     assert conf.get("sbcrawl", "lake_conn_id") == "sbcrawl_lake"
     assert conf.getint("sbcrawl", "retries") == 2
