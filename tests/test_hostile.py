@@ -270,10 +270,12 @@ def test_adhoc_dag_params_reject_private_start_urls():
     from airflow.sdk import Param
     from airflow.sdk.exceptions import ParamValidationError
 
+    from airflow_sbcrawl.operators.params import crawl_params
     from airflow_sbcrawl.operators.settings import PUBLIC_URL_PATTERN
 
     source = (Path(__file__).resolve().parents[1] / "dags" / "sbcrawl_adhoc.py").read_text()
-    assert "pattern=PUBLIC_URL_PATTERN" in source and '"allow_private_start": False' in source
+    assert '"allow_private_start": False' in source
+    assert crawl_params()["start_url"].schema["pattern"] == PUBLIC_URL_PATTERN
     spec = {"pattern": PUBLIC_URL_PATTERN}
     for url in ("http://169.254.169.254/latest/", "http://localhost:6379/", "http://127.0.0.1/",
                 "http://192.168.1.10/", "http://172.20.0.5:8080/x", "http://[::1]/", "http://10.0.0.8/"):

@@ -20,6 +20,9 @@ from airflow.sdk import Asset, AssetAlias
 
 from airflow_sbcrawl.crawler import ConfigError, CrawlConfig, Crawler, CrawlSummary, Progress, SinkError
 from airflow_sbcrawl.hooks.s3 import S3CrawlLayout, S3Sink, S3StateStore, check_bucket_writable, s3_hook, site_key
+from airflow_sbcrawl.operators import lineage
+from airflow_sbcrawl.operators.links import CrawlManifestLink, CrawlReportLink
+from airflow_sbcrawl.operators.params import check_public_start_url
 
 if TYPE_CHECKING:
     from airflow.providers.amazon.aws.hooks.s3 import S3Hook
@@ -45,14 +48,16 @@ class SBCrawlOperator(BaseOperator):
     ``.../state/<dag_id>/<run_id>/<task_id>/<map_index>/``: that key is the same for every try of a task
     instance, so a retry resumes where the previous try's last checkpoint left off instead of starting over.
 
-    :param start_url: the page the crawl starts from; its host (and subdomains) is the crawl's scope.
+    :param start_url: the page the crawl starts from; its host (and subdomains) is the crawl's scope. A
+        ``localhost`` or non-public IP address (loopback, private, link-local) is refused before any request.
     :param bucket: S3 bucket for targets, manifests and crawl state.
     :param prefix: key prefix inside the bucket.
     :param aws_conn_id: Airflow connection for ``S3Hook``; ``None`` uses boto3's default credential chain.
     :param max_requests: request budget (GET and HEAD, robots.txt and retries included).
     :param max_bytes: byte budget (body bytes received).
     :param target_mime_types: MIME types that count as targets (default: the engine's list of 43).
-    :param policy: ``sb-classifier`` (default), ``bfs``, ``dfs`` or ``random``.
+    :param policy: ``sb-classifier`` (default) or ``bfs``; the baselines ``dfs``, ``random`` and ``focused``
+        are accepted for experiments.
     :param seed: random seed of the crawl (same seed, same site: same crawl).
     :param delay: seconds between two requests to the same host (politeness).
     :param crawl_options: any other ``CrawlConfig`` setting by name (validated; unknown names are errors).
@@ -70,6 +75,7 @@ class SBCrawlOperator(BaseOperator):
         "policy", "seed", "delay", "crawl_options",
     )
     template_fields_renderers: ClassVar[dict[str, str]] = {"crawl_options": "json"}
+    operator_extra_links = (CrawlReportLink(), CrawlManifestLink())
     ui_color = "#d9ead3"
 
     def __init__(
@@ -108,6 +114,7 @@ class SBCrawlOperator(BaseOperator):
         self.progress_callback = progress_callback
         self._crawler: Crawler | None = None
         self._killed = False
+        self._lineage: Any = None
         if not self.outlets:
             # A concrete Asset when its URI is known when the DAG is parsed (ingestion DAGs schedule on it);
             # otherwise an alias that the run resolves to the concrete Asset.
@@ -145,6 +152,11 @@ class SBCrawlOperator(BaseOperator):
         for key in _INT_KNOBS:
             merged[key] = _as_int(key, merged[key])
         merged["delay"] = _as_float("delay", merged["delay"])
+        if isinstance(merged["start_url"], str):
+            try:
+                check_public_start_url(merged["start_url"])
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
         return CrawlConfig.from_dict(merged)
 
     def execute(self, context: Context) -> dict[str, Any]:
@@ -222,9 +234,17 @@ class SBCrawlOperator(BaseOperator):
             objects_uploaded=sink.objects_uploaded, objects_skipped=sink.objects_skipped,
         )
         self._emit_manifest_event(context, layout, result)
+        self._lineage = lineage.operator_lineage(
+            [lineage.site(config.start_url)],
+            [lineage.s3(layout.bucket, layout.objects_prefix()),
+             lineage.s3(layout.bucket, layout.run_prefix(crawl_run))])
         self.log.info("crawl done: %d targets, %d requests, %d pages (%s)", summary.targets, summary.requests,
                       summary.pages, summary.stop_reason)
         return result
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the site read, the S3 objects and the run's manifests written (see lineage.py)."""
+        return self._lineage
 
     def _upload_report(self, hook: S3Hook, layout: S3CrawlLayout, crawl_run: str, crawler: Crawler,
                        summary: CrawlSummary) -> str:

@@ -30,12 +30,13 @@ DEFAULT_POLICY = "sb-classifier"
 
 _SPECS = (
     PolicySpec("sb-classifier", "airflow_sbcrawl.crawler.policies.sb:make_credited",
-               "SB-CLASSIFIER with credit that reaches the links leading to datasets (the default)", True),
+               "SB-CLASSIFIER: learns which links lead to data files (recommended)", True),
     PolicySpec("sb-classifier-paper", "airflow_sbcrawl.crawler.policies.sb:make_paper",
-               "SB-CLASSIFIER exactly as the paper specifies it (§4.5 defaults), for comparison", True),
+               "SB-CLASSIFIER exactly as its paper specifies it, for comparison", True),
     PolicySpec("focused", "airflow_sbcrawl.crawler.policies.focused:make",
                "a classic focused crawler: logistic regression on URL, anchor and depth", False),
-    PolicySpec("bfs", "airflow_sbcrawl.crawler.policies.fifo:make_bfs", "breadth-first", True),
+    PolicySpec("bfs", "airflow_sbcrawl.crawler.policies.fifo:make_bfs",
+               "Breadth-first: every page in link order (small sites crawled completely)", True),
     PolicySpec("dfs", "airflow_sbcrawl.crawler.policies.fifo:make_dfs", "depth-first", False),
     PolicySpec("random", "airflow_sbcrawl.crawler.policies.fifo:make_random", "a random frontier link", False),
     PolicySpec("sb-oracle", "airflow_sbcrawl.crawler.policies.sb:make_paper",
