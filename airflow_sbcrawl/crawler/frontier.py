@@ -124,6 +124,13 @@ class LeveledQueue:
         bag.add(item)
         self._size += 1
 
+    def extend(self, items: list[int], level: int) -> None:
+        bag = self._levels.get(level)
+        if bag is None:
+            bag = self._levels[level] = RandomBag()
+        bag.items.extend(items)
+        self._size += len(items)
+
     def pop(self, rng: np.random.Generator) -> int:
         level = max(self._levels)
         bag = self._levels[level]

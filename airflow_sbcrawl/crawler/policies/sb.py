@@ -7,7 +7,6 @@ import re
 from array import array
 from collections.abc import Sequence
 from itertools import groupby
-from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -187,9 +186,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     def _release(self, credit: float) -> None:
         level = _level(credit)
         for action, sub, ids in self._revealed:
-            queue = self._queues[sub]
-            for link_id in ids:
-                queue.add(link_id, level)
+            self._queues[sub].extend(ids, level)
             self._sizes[action] += len(ids)
             self._total += len(ids)
         self._revealed = []
@@ -294,19 +291,18 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
 
 
 def url_template(url: str) -> str:
-    """What a URL has in common with its siblings: host, then the path with digit runs masked and, for a
-    query URL, the query's keys; without a query the last path segment (the item's own slug) is dropped.
+    """What a URL has in common with its siblings: host and path with digit runs masked and, for a query
+    URL, the query's keys; without a query the last path segment (the item's own slug) is dropped.
     ``/en/news/births-2009`` and ``/en/news/prices-2012`` share ``/en/news/*``; ``/en/publications?page=3``
-    is ``/en/publications?page``."""
-    parts = urlsplit(url)
-    path = _DIGITS.sub("N", parts.path)
-    if parts.query:
-        keys = sorted({pair.split("=", 1)[0] for pair in parts.query.split("&")})
-        return f"{parts.hostname}{path}?{'&'.join(keys)}"
-    segments = [seg for seg in path.split("/") if seg]
-    if len(segments) > 1:
-        segments[-1] = "*"
-    return f"{parts.hostname}/{'/'.join(segments)}"
+    is ``/en/publications?page``. String operations on the normalised URL: this runs for every new link."""
+    path, _, query = url.partition("://")[2].partition("?")
+    path = _DIGITS.sub("N", path)
+    if query:
+        keys = sorted({pair.partition("=")[0] for pair in query.split("&")})
+        return f"{path}?{'&'.join(keys)}"
+    path = path.rstrip("/")
+    head = path.rpartition("/")[0]
+    return f"{head}/*" if "/" in head else path
 
 
 _DIGITS = re.compile(r"\d+")
