@@ -33,7 +33,9 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-requests", type=int, default=10_000, help="budget of GET and HEAD requests")
     p.add_argument("--max-bytes", type=parse_size, default=parse_size("50G"), help="budget of body bytes")
     p.add_argument("--delay", type=float, default=1.0, help="minimum seconds between requests to one host")
-    p.add_argument("--policy", choices=WITHOUT_TRUTH, default=DEFAULT_POLICY)
+    p.add_argument("--policy", choices=WITHOUT_TRUTH, default=DEFAULT_POLICY,
+                   help=f"how the next link is chosen (default {DEFAULT_POLICY}; sb-classifier-paper is the paper's "
+                        "algorithm unchanged; focused, dfs and random are baselines)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target-type", action="append", dest="target_types", metavar="MIME",
                    help="target MIME type (repeat); default: the 38 types of the paper and a few more")
