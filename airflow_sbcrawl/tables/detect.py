@@ -12,7 +12,7 @@ from .classifier import LineClassifier, default_classifier
 from .model import DetectedTable, Observation, Provenance
 from .values import SheetCells
 
-DETECTOR_VERSION = "sbcrawl-tables/0.1+lr1"
+DETECTOR_VERSION = "sbcrawl-tables/0.2+lr1"
 
 BODY = ("data", "derived")
 _FOOTNOTE_MARK = re.compile(r"\s*(\\\d+|\[\w{1,3}\]|[\u00b9\u00b2\u00b3\u2070-\u2079]+)\s*$")
