@@ -98,7 +98,7 @@ def compose(sheets: list[dict], n: int = 300, seed: int = 12) -> list[dict]:
     out = []
     while len(out) < n:
         kind = rng.choice(("stack", "stack", "split", "side"))
-        picks = rng.sample(pool, 3 if kind == "stack" and rng.random() < 0.4 else 2)
+        picks = rng.sample(pool, min(3 if kind == "stack" and rng.random() < 0.4 else 2, len(pool)))
         parts = [(rows, lab) for _, rows, lab in picks]
         if kind == "stack":
             sheet = _stack(parts, [rng.choice((0, 1, 1, 2)) for _ in parts[1:]])
