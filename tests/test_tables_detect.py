@@ -123,3 +123,67 @@ def test_detect_file_from_csv_bytes_sets_provenance():
     assert len(table.provenance.sha256) == 64
     assert table.provenance.detector_version
     assert table.cell_range == "A1:E20"
+
+
+def _beside(left, right, gap=1):
+    height = max(len(left), len(right))
+    lw, rw = len(left[0]), len(right[0])
+    rows = []
+    for i in range(height):
+        a = left[i] if i < len(left) else [""] * lw
+        b = right[i] if i < len(right) else [""] * rw
+        rows.append(a + [""] * gap + b)
+    return rows
+
+
+def test_tables_side_by_side_are_two_tables_each_with_its_header():
+    right = [
+        ["Table 4. Hours worked", "", ""],
+        ["Region", "2020", "2021"],
+        ["Alpha", "38.5", "38.1"],
+        ["Beta", "40.2", "39.9"],
+        ["Gamma", "37.0", "37.4"],
+        ["Source: Statistics Office.", "", ""],
+    ]
+    sheet = _beside(SHEET, right)
+    tables = detect_tables(sheet, PROV)
+    assert [(t.first_col, t.last_col) for t in tables] == [(0, 4), (6, 8)]
+    left, beside = tables
+    assert left.title.startswith("Table 3.") and beside.title == "Table 4. Hours worked"
+    assert len(left.observations) == 9 * 4
+    obs = {(o.row, o.col): o for o in beside.observations}
+    assert obs[(2, 7)].row_labels == ("Alpha",) and obs[(2, 7)].column_path == ("2020",)
+    assert obs[(4, 8)].value == pytest.approx(37.4)
+    assert beside.cell_range == "G1:I6"
+
+
+def test_a_spacer_column_inside_one_table_does_not_split_it():
+    sheet = [
+        ["Table 5. Trade", "", "", ""],
+        ["Partner", "", "Exports", "Imports"],
+        ["Alpha", "", "120", "80"],
+        ["Beta", "", "95", "101"],
+        ["Gamma", "", "40", "33"],
+    ]
+    (table,) = detect_tables(sheet, PROV)
+    assert {o.col for o in table.observations} == {2, 3}
+    assert table.observations[0].row_labels == ("Alpha",)
+
+
+def test_stacked_tables_under_a_repeated_header_are_split_and_paths_not_doubled():
+    header = [["Region", "2020", "", "2021", ""], ["", "Men", "Women", "Men", "Women"]]
+    body1 = [["Alpha", "1,200", "1,100", "1,250", "1,130"], ["Beta", "800", "790", "820", "770"]]
+    body2 = [["Gamma", "450", "430", "460", "440"], ["Delta", "210", "205", "215", "208"]]
+    blank = [[""] * 5]
+    sheet = [["Table 6. Employment", "", "", "", ""], *header, *body1, *blank, *header, *body2]
+    tables = detect_tables(sheet, PROV)
+    assert [(t.first_row, t.last_row) for t in tables] == [(0, 4), (6, 9)]
+    second = tables[1]
+    assert second.header == header
+    assert {o.column_path for o in second.observations} == {
+        ("2020", "Men"), ("2020", "Women"), ("2021", "Men"), ("2021", "Women")
+    }
+    # Continued under its header with no blank line: one table, each column with one path
+    (table,) = detect_tables([["Table 6. Employment", "", "", "", ""], *header, *body1, *header, *body2], PROV)
+    assert len(table.observations) == 16
+    assert max(len(o.column_path) for o in table.observations) == 2

@@ -80,14 +80,22 @@ class LineClassifier:
         return e / e.sum(axis=1, keepdims=True)
 
     def predict_proba_sheet(
-        self, rows: Sequence[Sequence[str]], cells: SheetCells | None = None
+        self,
+        rows: Sequence[Sequence[str]],
+        cells: SheetCells | None = None,
+        kinds_values: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> tuple[list[str], np.ndarray]:
         """Classes and class probabilities (columns in ``classes_`` order) for every line of one sheet.
 
-        ``cells``: the sheet's parsed cells, when the caller keeps them to build tables afterwards.
+        ``cells``: the sheet's parsed cells, when the caller keeps them to build tables afterwards;
+        ``kinds_values``: their ``features.cell_kinds``, when the caller computed them already.
         """
         rows = [list(map(str, r)) for r in rows]
-        feats = sheet_features(rows, cells=cells) if rows else np.zeros((0, len(FEATURE_NAMES)))
+        feats = (
+            sheet_features(rows, cells=cells, kinds_values=kinds_values)
+            if rows
+            else np.zeros((0, len(FEATURE_NAMES)))
+        )
         proba = self._proba(feats) if rows else np.zeros((0, len(self.classes_)))
         classes = []
         for i, row in enumerate(rows):

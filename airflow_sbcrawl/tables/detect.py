@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from .classifier import LineClassifier, default_classifier
+from .features import EMPTY, NUMBER, TEXT, cell_kinds
 from .model import DetectedTable, Observation, Provenance
 from .values import SheetCells
 
@@ -47,11 +48,11 @@ def _segments(classes: Sequence[str]) -> list[tuple[int, int]]:
             opens = True
         if opens and cls == "header":
             # A lone repeated header inside a body ("continued") does not open a table unless a title or a
-            # run of blank lines precedes it
+            # blank line precedes it
             prev = i - 1
             while prev >= 0 and classes[prev] == "empty":
                 prev -= 1
-            opens = seen_notes or classes[prev] == "metadata" or (i - prev) > 2
+            opens = seen_notes or classes[prev] == "metadata" or (i - prev) > 1
         if opens:
             spans.append((start, _last_nonempty(classes, start, i - 1)))
             start, seen_body, seen_notes = i, False, False
@@ -136,15 +137,26 @@ def build_table(
     provenance: Provenance,
     index: int,
     cells: SheetCells,
+    col_offset: int = 0,
 ) -> DetectedTable:
-    """One table of the sheet, lines ``span``; ``cells`` are the sheet's parsed cells (see SheetCells)."""
+    """One table of the sheet, lines ``span``; ``cells`` are the sheet's parsed cells (see SheetCells).
+
+    ``rows`` may be a block of the sheet's columns (a table beside another); ``col_offset`` is the sheet
+    column of its first one, so that the table's cells are placed in the sheet.
+    """
     a, b = span
     lines = list(range(a, b + 1))
     used = [i for i in lines if classes[i] != "empty"]
     cols = [j for i in used if classes[i] not in ("metadata", "notes") for j, c in enumerate(cells.text[i]) if c]
     lo, hi = (min(cols), max(cols)) if cols else (0, max(len(rows[a]) - 1, 0))
     body = [i for i in lines if classes[i] in BODY]
-    header_idx = [i for i in lines if classes[i] == "header"]
+    # A header block repeated inside the table (continued under its header) gives each column one path
+    header_idx = []
+    seen_headers: set[tuple[str, ...]] = set()
+    for i in lines:
+        if classes[i] == "header" and tuple(rows[i]) not in seen_headers:
+            seen_headers.add(tuple(rows[i]))
+            header_idx.append(i)
     stub = _stub_width(rows, body, lo, hi, cells)
     stub_end = lo + stub
     paths = _header_paths([rows[i] for i in header_idx], lo, hi, stub_end)
@@ -170,7 +182,9 @@ def build_table(
             if not raw or (raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw)):
                 continue
             parsed = cells.parse(raw)
-            observations.append(Observation(i, j, labels, paths.get(j, ()), raw, parsed.value, parsed.status, cls))
+            observations.append(
+                Observation(i, j + col_offset, labels, paths.get(j, ()), raw, parsed.value, parsed.status, cls)
+            )
 
     title = " ".join(" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "metadata")
     notes = [" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "notes"]
@@ -180,8 +194,8 @@ def build_table(
         index=index,
         first_row=a,
         last_row=b,
-        first_col=lo,
-        last_col=hi,
+        first_col=lo + col_offset,
+        last_col=hi + col_offset,
         title=title,
         header=[[c for c in rows[i][lo : hi + 1]] for i in header_idx],
         line_classes=[classes[i] for i in lines],
@@ -205,7 +219,11 @@ def classify_and_detect(
     provenance: Provenance,
     classifier: LineClassifier | None = None,
 ) -> tuple[list[str], list[DetectedTable]]:
-    """The class of every line of the sheet, and the tables built from them."""
+    """The class of every line of the sheet, and the tables built from them.
+
+    Tables side by side are classified apart, each on its block of columns; a line's class is then the
+    one it has in the first block where it is not empty.
+    """
     grid = [[str(c) for c in r] for r in rows]
     width = max((len(r) for r in grid), default=0)
     grid = [r + [""] * (width - len(r)) for r in grid]
@@ -213,9 +231,82 @@ def classify_and_detect(
         return ["empty"] * len(grid), []
     clf = classifier or default_classifier()
     cells = SheetCells.guess(grid)  # parsed once, for the line features and the tables alike
-    classes, proba = clf.predict_proba_sheet(grid, cells=cells)
+    kinds, values = cell_kinds(grid, cells.decimal, cells)
     if not provenance.detector_version:
         provenance = replace(provenance, detector_version=DETECTOR_VERSION)
-    spans = _segments(classes)
-    tables = [build_table(grid, classes, proba, span, provenance, k, cells) for k, span in enumerate(spans)]
-    return classes, tables
+    blocks = column_blocks(kinds, values)
+    line_classes = ["empty"] * len(grid)
+    tables: list[DetectedTable] = []
+    for lo, hi in blocks:
+        whole = (lo, hi) == (0, width - 1)
+        part = grid if whole else [r[lo : hi + 1] for r in grid]
+        part_cells = cells if whole else cells.columns(lo, hi)
+        kv = (kinds, values) if whole else (kinds[:, lo : hi + 1], values[:, lo : hi + 1])
+        classes, proba = clf.predict_proba_sheet(part, cells=part_cells, kinds_values=kv)
+        classes = _repeated_headers(classes, part_cells.text)
+        for span in _segments(classes):
+            tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo))
+        line_classes = [c if c != "empty" else b for c, b in zip(line_classes, classes, strict=True)]
+    return line_classes, tables
+
+
+def _repeated_headers(classes: list[str], text: list[list[str]]) -> list[str]:
+    """A line that repeats a header line above it is a header too: the next table of a stack, laid out
+    like the first, or a table continued under its header. The model sees lines, not this repetition."""
+    seen: set[tuple[str, ...]] = set()
+    out = classes
+    for i, cls in enumerate(classes):
+        if cls == "empty":
+            continue
+        key = tuple(text[i])
+        if cls == "header":
+            seen.add(key)
+        elif key in seen:
+            if out is classes:
+                out = list(classes)
+            out[i] = "header"
+    return out
+
+
+def column_blocks(kinds: np.ndarray, values: np.ndarray) -> list[tuple[int, int]]:
+    """Column ranges of tables that sit side by side, or the whole width when there is one.
+
+    Candidates are runs of used columns between empty ones; a run starts a new table only when it looks
+    like one on its own (a first column of labels or years beside numbers, on two lines at least) and
+    the columns before it hold numbers; otherwise it belongs to its left neighbour (a spacer column
+    inside one table, or a stub set apart from its values).
+    """
+    width = kinds.shape[1]
+    used = (kinds != EMPTY).any(axis=0)
+    runs: list[list[int]] = []
+    for j in np.flatnonzero(used):
+        if runs and runs[-1][1] == j - 1:
+            runs[-1][1] = j
+        else:
+            runs.append([j, j])
+    if len(runs) <= 1:
+        return [(0, width - 1)]
+    number = kinds == NUMBER
+    blocks = [[0, runs[0][1]]]
+    for a, b in runs[1:]:
+        left = blocks[-1]
+        if _table_like(kinds, values, number, a, b) and number[:, left[0] : left[1] + 1].any(axis=1).sum() >= 2:
+            blocks.append([a, b])
+        else:
+            left[1] = b
+    blocks[-1][1] = width - 1
+    for k in range(1, len(blocks)):  # the blank columns between two tables go to the left one
+        blocks[k - 1][1] = blocks[k][0] - 1
+    return [(int(a), int(b)) for a, b in blocks]
+
+
+def _table_like(kinds: np.ndarray, values: np.ndarray, number: np.ndarray, a: int, b: int) -> bool:
+    if b <= a:
+        return False
+    numeric_rows = number[:, a + 1 : b + 1].any(axis=1)
+    if numeric_rows.sum() < 2:
+        return False
+    first = kinds[numeric_rows, a]
+    year = values[numeric_rows, a]
+    years = (first == NUMBER) & (year >= 1500) & (year <= 2099) & (year == np.round(year))
+    return float(((first == TEXT) | years).mean()) >= 0.5

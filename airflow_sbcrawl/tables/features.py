@@ -291,18 +291,24 @@ def _rounding_unit(v: np.ndarray) -> np.ndarray:
     return unit * 2
 
 
-def sheet_features(rows: list[list[str]], decimal: str | None = None, cells: SheetCells | None = None) -> np.ndarray:
+def sheet_features(
+    rows: list[list[str]],
+    decimal: str | None = None,
+    cells: SheetCells | None = None,
+    kinds_values: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """A (lines x FEATURE_NAMES) matrix for one sheet; empty lines get a row too (they are never classified).
 
     ``cells`` (the sheet's parsed cells, decimal guessed when ``decimal`` is None) can be passed in by a
-    caller that needs the same parses afterwards.
+    caller that needs the same parses afterwards, and ``kinds_values`` (``cell_kinds`` of those cells) by
+    one that needed them before.
     """
     n = len(rows)
     if n == 0:
         return np.zeros((0, len(FEATURE_NAMES)))
     if cells is None:
         cells = SheetCells.guess(rows) if decimal is None else SheetCells(rows, decimal)
-    kinds, values = cell_kinds(rows, cells.decimal, cells)
+    kinds, values = kinds_values if kinds_values is not None else cell_kinds(rows, cells.decimal, cells)
     width = max(kinds.shape[1], 1)
     nonempty = kinds != EMPTY
     n_cells = nonempty.sum(axis=1)

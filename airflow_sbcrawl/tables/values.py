@@ -202,6 +202,13 @@ class SheetCells:
         cells.decimal = guess_decimal(c for row in cells.text for c in row)
         return cells
 
+    def columns(self, lo: int, hi: int) -> SheetCells:
+        """The same cells cut to columns ``lo..hi``, sharing the parses (a table beside another one)."""
+        part = SheetCells((), self.decimal)
+        part.text = [row[lo : hi + 1] for row in self.text]
+        part._parsed = self._parsed
+        return part
+
     def parse(self, text: str) -> ParsedValue:
         """``parse_value(text, self.decimal)``, remembered for the next cell with the same text."""
         parsed = self._parsed.get(text)
