@@ -187,3 +187,48 @@ def test_stacked_tables_under_a_repeated_header_are_split_and_paths_not_doubled(
     (table,) = detect_tables([["Table 6. Employment", "", "", "", ""], *header, *body1, *header, *body2], PROV)
     assert len(table.observations) == 16
     assert max(len(o.column_path) for o in table.observations) == 2
+
+
+def test_time_series_metadata_rows_are_column_attributes_not_data():
+    series = ["Employed total ;  Persons ;", "Unemployed total ;  Persons ;", "Participation rate ;  Persons ;"]
+    meta = [
+        ["Unit", "000", "000", "Percent"],
+        ["Series Type", "Seasonally Adjusted", "Seasonally Adjusted", "Seasonally Adjusted"],
+        ["Data Type", "STOCK", "STOCK", "PERCENT"],
+        ["Frequency", "Month", "Month", "Month"],
+        ["Collection Month", "1", "1", "1"],
+        ["Series Start", "1978-02-01 00:00:00", "1978-02-01 00:00:00", "1978-02-01 00:00:00"],
+        ["Series End", "1978-11-01 00:00:00", "1978-11-01 00:00:00", "1978-11-01 00:00:00"],
+        ["No. Obs", "10", "10", "10"],
+        ["Series ID", "A84423043C", "A84423047L", "A84423051C"],
+    ]
+    body = [[f"1978-{m:02d}-01 00:00:00", f"{6000 + m * 7.5}", f"{400 + m}", f"{61 + m / 10:.1f}"]
+            for m in range(2, 10)]
+    body.append(["1978-10-01 00:00:00", "..", "..", ".."])
+    body.append(["1978-11-01 00:00:00", "6090.1", "410.0", "62.0"])
+    sheet = [["", *series], *meta, *body]
+    (table,) = detect_tables(sheet, PROV)
+    rows = {o.row for o in table.observations}
+    assert rows == set(range(10, 20))  # no observation from the metadata rows, the marker row kept
+    assert {o.status for o in table.observations if o.row == 18} == {"missing"}
+    first = next(o for o in table.observations if o.row == 10 and o.col == 1)
+    assert first.column_path == ("Employed total ; Persons ;",) and first.value == pytest.approx(6015.0)
+    assert table.column_attributes[1]["Series ID"] == "A84423043C"
+    assert table.column_attributes[3]["Unit"] == "Percent"
+    assert table.column_attributes[2]["No. Obs"] == "10"
+
+
+def test_values_with_a_margin_of_error_are_numbers():
+    sheet = [
+        ["Table 7. Height by age (cm)", "", ""],
+        ["Age", "Boys", "Girls"],
+        ["10 years", "138.4±1.2", "138.1±1.1"],
+        ["11 years", "143.5±1.3", "144.2±1.2"],
+        ["12 years", "149.1±1.4", "151.0 +/- 1.3"],
+    ]
+    (table,) = detect_tables(sheet, PROV)
+    obs = {(o.row, o.col): o for o in table.observations}
+    assert len(obs) == 6
+    assert obs[(2, 1)].value == pytest.approx(138.4) and obs[(2, 1)].raw == "138.4±1.2"
+    assert obs[(4, 2)].value == pytest.approx(151.0) and obs[(4, 2)].status == "ok"
+    assert obs[(3, 2)].row_labels == ("11 years",) and obs[(3, 2)].column_path == ("Girls",)

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from .classifier import LineClassifier, default_classifier
-from .features import EMPTY, NUMBER, TEXT, cell_kinds
+from .features import EMPTY, MARKER, NUMBER, TEXT, cell_kinds
 from .model import DetectedTable, Observation, Provenance
 from .values import SheetCells
 
@@ -159,7 +159,15 @@ def build_table(
             header_idx.append(i)
     stub = _stub_width(rows, body, lo, hi, cells)
     stub_end = lo + stub
-    paths = _header_paths([rows[i] for i in header_idx], lo, hi, stub_end)
+    attribute_idx = [i for i in header_idx if _ATTRIBUTE.match(cells.text[i][lo])]
+    path_idx = [i for i in header_idx if i not in attribute_idx]
+    paths = _header_paths([rows[i] for i in path_idx], lo, hi, stub_end)
+    attributes: dict[int, dict[str, str]] = {}
+    for i in attribute_idx:
+        key = cells.text[i][lo].rstrip(":").strip()
+        for j in range(stub_end, hi + 1):
+            if cells.text[i][j]:
+                attributes.setdefault(j + col_offset, {})[key] = cells.text[i][j]
 
     observations: list[Observation] = []
     groups: list[tuple[str, str]] = []
@@ -202,6 +210,7 @@ def build_table(
         observations=observations,
         notes=notes,
         confidence=round(conf, 4),
+        column_attributes=attributes,
     )
 
 
@@ -244,6 +253,7 @@ def classify_and_detect(
         kv = (kinds, values) if whole else (kinds[:, lo : hi + 1], values[:, lo : hi + 1])
         classes, proba = clf.predict_proba_sheet(part, cells=part_cells, kinds_values=kv)
         classes = _repeated_headers(classes, part_cells.text)
+        classes = _header_block(classes, part_cells.text, kv[0])
         for span in _segments(classes):
             tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo))
         line_classes = [c if c != "empty" else b for c, b in zip(line_classes, classes, strict=True)]
@@ -265,6 +275,42 @@ def _repeated_headers(classes: list[str], text: list[list[str]]) -> list[str]:
             if out is classes:
                 out = list(classes)
             out[i] = "header"
+    return out
+
+
+# Row labels of the metadata that time-series workbooks put under the column headers (ABS, ONS, ECB...)
+_ATTRIBUTE = re.compile(
+    r"^(units?|unit of measure(ment)?|series ?(type|id|identifier|key|start|end|code)|data ?type|frequency|"
+    r"freq\.?|collection month|no\.? ?(of )?obs\.?|number of observations|observations|scale|currency|decimals|"
+    r"base period|reference period|seasonal(ly)? adjust\w*|adjustment|measure type|price basis|table id)\s*:?$",
+    re.I,
+)
+
+
+def _header_block(classes: list[str], text: list[list[str]], kinds: np.ndarray) -> list[str]:
+    """Two corrections to the header block of a table, which the line model gets wrong on time series:
+
+    - metadata rows under the header ("Unit", "Series ID", "No. Obs" ...) are header rows (kept as column
+      attributes by ``build_table``), not data, though some hold numbers;
+    - a row of missing-value markers below the body's first line is data, not a header.
+    """
+    out = list(classes)
+    in_header = False
+    seen_body = False
+    for i, cls in enumerate(classes):
+        if cls == "empty":
+            continue
+        label = next((c for c in text[i] if c), "")
+        if cls in ("data", "derived", "group") and in_header and _ATTRIBUTE.match(label):
+            out[i] = "header"
+            continue
+        if cls == "header" and seen_body:
+            rest = kinds[i][kinds[i] != EMPTY][1:]
+            if len(rest) >= 2 and (rest == MARKER).all():
+                out[i] = "data"
+                cls = "data"
+        in_header = cls == "header"
+        seen_body = seen_body or cls in BODY
     return out
 
 

@@ -58,6 +58,9 @@ class DetectedTable:
     observations: list[Observation] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     confidence: float = 0.0
+    # Header rows that describe a column rather than name it (unit, series id, frequency, number of
+    # observations): sheet column -> {row label: cell}; not part of any column path
+    column_attributes: dict[int, dict[str, str]] = field(default_factory=dict)
 
     @property
     def table_id(self) -> str:

@@ -131,6 +131,12 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
     status = marker_status(raw)
     if status is not None:
         return ParsedValue(None, status)
+    if "±" in raw or "+/-" in raw:
+        # "76.3±1.2": an estimate and its margin of error; the estimate is the value, the raw keeps both
+        estimate = raw.replace("+/-", "±").split("±", 1)[0].strip()
+        if estimate:
+            parsed = parse_value(estimate, decimal)
+            return parsed if parsed.status == "ok" else ParsedValue(None, "text")
     body = _strip_footnotes(raw)
     status = marker_status(body)
     if status is not None:
