@@ -90,7 +90,8 @@ class LineClassifier:
         ``cells``: the sheet's parsed cells, when the caller keeps them to build tables afterwards;
         ``kinds_values``: their ``features.cell_kinds``, when the caller computed them already.
         """
-        rows = [list(map(str, r)) for r in rows]
+        if cells is None:  # a caller passing cells made them from rows of strings already
+            rows = [list(map(str, r)) for r in rows]
         feats = (
             sheet_features(rows, cells=cells, kinds_values=kinds_values)
             if rows

@@ -171,6 +171,7 @@ def build_table(
 
     observations: list[Observation] = []
     groups: list[tuple[str, str]] = []
+    parsed_cache = cells.parsed  # a dict lookup per cell rather than a method call
     for i in lines:
         cls = classes[i]
         if cls == "group":
@@ -189,7 +190,7 @@ def build_table(
             raw = text[j]
             if not raw or (raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw)):
                 continue
-            parsed = cells.parse(raw)
+            parsed = parsed_cache.get(raw) or cells.parse(raw)
             observations.append(
                 Observation(i, j + col_offset, labels, paths.get(j, ()), raw, parsed.value, parsed.status, cls)
             )

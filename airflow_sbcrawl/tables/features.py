@@ -10,6 +10,7 @@ Strudel (Jiang et al., EDBT 2021) that derived lines are recognisable by arithme
 from __future__ import annotations
 
 import re
+import string
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from .values import SheetCells
 EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark such as "\2" or "(1)"
 
 _FOOTNOTE_ONLY = re.compile(r"^(?:\\\d+|\[\w{1,3}\]|\(\d{1,2}\)|[\u00b9\u00b2\u00b3\u2070-\u2079]+)$")
+_MARK_FIRST = frozenset("\\[(\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))))  # _FOOTNOTE_ONLY starts
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)(?:\.0)?$")
 _YEARISH = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
 _TOTAL = re.compile(
@@ -165,13 +167,24 @@ def _base_features(
     return base
 
 
+_NO_LETTERS = str.maketrans("", "", string.ascii_letters)
+_NO_UPPER = str.maketrans("", "", string.ascii_uppercase)
+
+
 def _text_features(row: list[str], text: list[str], kinds: np.ndarray, first_col: int) -> list[float]:
     """The _TEXT_FEATURES of one non-blank line (counts and lengths raw; the caller scales them)."""
     cells = [t for t in text if t]
     first = text[first_col]
     texts = [t for t, kind in zip(text, kinds, strict=False) if kind == TEXT]
     joined = " ".join(cells)
-    letters = "".join(filter(str.isalpha, joined))
+    # Words are only in text cells: numbers and markers cannot hold "source" or "continued"
+    words = " ".join(texts)
+    if joined.isascii():  # letters counted in C: what is left after deleting them
+        n_letters = len(joined) - len(joined.translate(_NO_LETTERS))
+        upper = (len(joined) - len(joined.translate(_NO_UPPER))) / n_letters if n_letters else 0.0
+    else:
+        letters = "".join(filter(str.isalpha, joined))
+        upper = (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
     raw_first = row[first_col]
     return [
         sum(1 for t in cells if len(t) <= 6 and _YEAR.match(t)),  # a year is 4 or 6 characters
@@ -181,12 +194,12 @@ def _text_features(row: list[str], text: list[str], kinds: np.ndarray, first_col
         float(bool(_TOTAL.search(first))),
         float(bool(_AVERAGE.search(first))),
         float(bool(_NOTES.match(first))),
-        float(bool(_SOURCE.search(joined))),
+        float(bool(words and _SOURCE.search(words))),
         float(bool(_TITLE.match(first))),
         float(bool(_UNIT.search(joined))),
-        float(bool(_CONTINUED.search(joined))),
-        (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0,
-        float(any(_YEARISH.search(t) for t in texts)),
+        float(bool(words and _CONTINUED.search(words))),
+        upper,
+        float(bool(words and _YEARISH.search(words))),
         min(len(raw_first) - len(raw_first.lstrip()), 8) / 8,
         float(len(joined) > 60),
     ]
@@ -217,7 +230,7 @@ def cell_kinds(
 
 def _cell_kind(text: str, cells: SheetCells) -> tuple[int, float]:
     """Kind and value of one non-empty stripped cell."""
-    if _FOOTNOTE_ONLY.match(text):
+    if text[0] in _MARK_FIRST and _FOOTNOTE_ONLY.match(text):
         return MARK, np.nan
     parsed = cells.parse(text)
     if parsed.status == "ok":

@@ -68,6 +68,8 @@ class ParsedValue:
 
 
 _EMPTY = ParsedValue(None, "missing")
+_TEXT = ParsedValue(None, "text")
+_DIGIT = re.compile(r"\d")
 
 
 def marker_status(text: str) -> str | None:
@@ -120,7 +122,7 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
 
     Returns status "ok" with a float, a marker status with None, or "text" when the cell is a word.
     """
-    raw = text.translate(_SPACES).strip()
+    raw = text.strip() if text.isascii() else text.translate(_SPACES).strip()
     if not raw:
         return _EMPTY
     # Fast paths for the commonest cells, in which no marker, mark or unit can be
@@ -131,6 +133,8 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
     status = marker_status(raw)
     if status is not None:
         return ParsedValue(None, status)
+    if _DIGIT.search(raw) is None:  # a label: every number has a digit
+        return _TEXT
     if "±" in raw or "+/-" in raw:
         # "76.3±1.2": an estimate and its margin of error; the estimate is the value, the raw keeps both
         estimate = raw.replace("+/-", "±").split("±", 1)[0].strip()
@@ -173,7 +177,11 @@ def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
     """
     comma = dot = 0
     # A cell's vote depends on its text only: count the texts, then read each distinct one once
-    for cell, times in Counter(islice(cells, max(limit, 0))).items():
+    counts = Counter(islice(cells, max(limit, 0)))
+    if not any("," in cell for cell in counts):
+        # Without a comma there is no vote for it: the answer is "." as soon as one cell votes for the dot
+        return "." if any(_DECIMAL_DOT_HINT.match(c.strip().replace(" ", "")) for c in counts if "." in c) else None
+    for cell, times in counts.items():
         c = cell.strip().replace(" ", "")
         if "," not in c and "." not in c:  # every hint has a separator; most cells have none
             continue
@@ -214,6 +222,11 @@ class SheetCells:
         part.text = [row[lo : hi + 1] for row in self.text]
         part._parsed = self._parsed
         return part
+
+    @property
+    def parsed(self) -> dict[str, ParsedValue]:
+        """The parses made so far, by text (read-only for callers)."""
+        return self._parsed
 
     def parse(self, text: str) -> ParsedValue:
         """``parse_value(text, self.decimal)``, remembered for the next cell with the same text."""
