@@ -172,6 +172,9 @@ def build_table(
     observations: list[Observation] = []
     groups: list[tuple[str, str]] = []
     parsed_cache = cells.parsed  # a dict lookup per cell rather than a method call
+    value_cols = range(stub_end + col_offset, hi + 1 + col_offset)  # sheet columns
+    col_paths = [paths.get(j, ()) for j in range(stub_end, hi + 1)]
+    add, new = observations.append, Observation
     for i in lines:
         cls = classes[i]
         if cls == "group":
@@ -185,19 +188,16 @@ def build_table(
             continue
         stub_cells = tuple(_clean_label(c) for c in rows[i][lo:stub_end] if c.strip())
         labels = tuple(g for _, g in groups) + stub_cells
-        text = cells.text[i]
-        for j in range(stub_end, min(hi + 1, len(text))):  # cells past the row's end are empty
-            raw = text[j]
+        # The per-cell loop: the hottest of detection, so names are local and the value columns zipped
+        for j, raw, path in zip(value_cols, cells.text[i][stub_end : hi + 1], col_paths, strict=False):
             if not raw or (raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw)):
                 continue
             parsed = parsed_cache.get(raw) or cells.parse(raw)
-            observations.append(
-                Observation(i, j + col_offset, labels, paths.get(j, ()), raw, parsed.value, parsed.status, cls)
-            )
+            add(new(i, j, labels, path, raw, parsed.value, parsed.status, cls))
 
     title = " ".join(" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "metadata")
     notes = [" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "notes"]
-    conf = float(np.mean([proba[i].max() for i in used])) if used else 0.0
+    conf = float(proba[used].max(axis=1).mean()) if used else 0.0
     return DetectedTable(
         provenance=provenance,
         index=index,

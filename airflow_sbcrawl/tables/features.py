@@ -9,12 +9,13 @@ Strudel (Jiang et al., EDBT 2021) that derived lines are recognisable by arithme
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 
 import numpy as np
 
-from .values import SheetCells
+from .values import ParsedValue, SheetCells
 
 # Cell kinds
 EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark such as "\2" or "(1)"
@@ -141,7 +142,10 @@ def _base_features(
     last_col = width - 1 - nonempty[lines][:, ::-1].argmax(axis=1)
     first_kind = k[np.arange(len(lines)), first_col]
 
-    words = np.array([_text_features(rows[i], text[i], kinds[i], first_col[pos]) for pos, i in enumerate(lines)])
+    kind_rows = kinds[lines].tolist()  # Python ints: comparing numpy scalars one by one is slow
+    words = np.array(
+        [_text_features(rows[i], text[i], kind_rows[pos], first_col[pos]) for pos, i in enumerate(lines)]
+    )
     for slot, name in enumerate(_TEXT_FEATURES):
         base[lines, _B[name]] = words[:, slot]
     # The three raw counts and lengths, scaled
@@ -167,11 +171,12 @@ def _base_features(
     return base
 
 
+_DIGITS = frozenset(string.digits)
 _NO_LETTERS = str.maketrans("", "", string.ascii_letters)
 _NO_UPPER = str.maketrans("", "", string.ascii_uppercase)
 
 
-def _text_features(row: list[str], text: list[str], kinds: np.ndarray, first_col: int) -> list[float]:
+def _text_features(row: list[str], text: list[str], kinds: list[int], first_col: int) -> list[float]:
     """The _TEXT_FEATURES of one non-blank line (counts and lengths raw; the caller scales them)."""
     cells = [t for t in text if t]
     first = text[first_col]
@@ -220,12 +225,28 @@ def cell_kinds(
     distinct: dict[str, int] = {"": 0}  # code 0: the empty cell
     for i, row in enumerate(cells.text):
         codes[i, : len(row)] = [distinct.setdefault(text, len(distinct)) for text in row]
-    kind_of = np.zeros(len(distinct), dtype=np.int8)
-    value_of = np.full(len(distinct), np.nan)
-    for code, text in enumerate(distinct):
-        if code:
-            kind_of[code], value_of[code] = _cell_kind(text, cells)
-    return kind_of[codes], value_of[codes]
+    kind_of = [EMPTY]
+    value_of = [np.nan]
+    # Most distinct texts are plain numbers ("3929214.0", "-12", "4.5"): float() reads them as parse_value
+    # would when the decimal is not a comma, the text is ASCII, ends in a digit and has no "_" (which
+    # float() accepts and parse_value does not); everything else goes through parse_value
+    plain = cells.decimal != ","
+    parsed = cells.parsed
+    for text in itertools.islice(distinct, 1, None):
+        if plain and text[-1] in _DIGITS and text.isascii() and "_" not in text:
+            try:
+                value = float(text)
+            except ValueError:
+                pass
+            else:
+                parsed.setdefault(text, ParsedValue(value, "ok"))
+                kind_of.append(NUMBER)
+                value_of.append(value)
+                continue
+        kind, value = _cell_kind(text, cells)
+        kind_of.append(kind)
+        value_of.append(value)
+    return np.array(kind_of, dtype=np.int8)[codes], np.array(value_of)[codes]
 
 
 def _cell_kind(text: str, cells: SheetCells) -> tuple[int, float]:
