@@ -232,3 +232,23 @@ def test_values_with_a_margin_of_error_are_numbers():
     assert obs[(2, 1)].value == pytest.approx(138.4) and obs[(2, 1)].raw == "138.4±1.2"
     assert obs[(4, 2)].value == pytest.approx(151.0) and obs[(4, 2)].status == "ok"
     assert obs[(3, 2)].row_labels == ("11 years",) and obs[(3, 2)].column_path == ("Girls",)
+
+
+def test_section_labels_without_values_keep_two_series_apart():
+    sheet = [
+        ["Table 8. Exchange rates", "", ""],
+        ["Currency", "2022", "2023"],
+        ["United States dollar", "", ""],
+        ["Monthly average", "0.68", "0.66"],
+        ["End of period", "0.67", "0.68"],
+        ["Trade weighted index", "", ""],
+        ["Monthly average", "60.1", "61.2"],
+        ["End of period", "60.5", "61.0"],
+        ["Source: Reserve Bank.", "", ""],
+    ]
+    (table,) = detect_tables(sheet, PROV)
+    keys = [(o.row_labels, o.column_path) for o in table.observations]
+    assert len(keys) == 8 and len(set(keys)) == 8
+    obs = {(o.row, o.col): o for o in table.observations}
+    assert obs[(3, 1)].row_labels[-2:] == ("United States dollar", "Monthly average")
+    assert obs[(7, 2)].row_labels[-2:] == ("Trade weighted index", "End of period")

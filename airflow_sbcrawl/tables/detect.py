@@ -120,6 +120,52 @@ def _header_paths(header_rows: list[list[str]], lo: int, hi: int, stub_end: int)
     return {j: tuple(p) for j, p in paths.items()}
 
 
+def _observations(
+    rows: list[list[str]],
+    classes: list[str],
+    lines: list[int],
+    cells: SheetCells,
+    lo: int,
+    hi: int,
+    stub_end: int,
+    paths: dict[int, tuple[str, ...]],
+    col_offset: int,
+    as_groups: set[int],
+) -> list[Observation]:
+    """The body of a table in long form; lines in ``as_groups`` are read as group labels."""
+    observations: list[Observation] = []
+    groups: list[tuple[str, str]] = []
+    parsed_cache = cells.parsed  # a dict lookup per cell rather than a method call
+    value_cols = range(stub_end + col_offset, hi + 1 + col_offset)  # sheet columns
+    col_paths = [paths.get(j, ()) for j in range(stub_end, hi + 1)]
+    add, new = observations.append, Observation
+    for i in lines:
+        cls = classes[i]
+        if cls == "group" or i in as_groups:
+            label = next((c for c in rows[i][lo : hi + 1] if c.strip()), "")
+            style = _group_style(label)
+            while groups and any(s == style for s, _ in groups):
+                groups.pop()
+            groups.append((style, _clean_label(label)))
+            continue
+        if cls not in BODY:
+            continue
+        stub_cells = tuple(_clean_label(c) for c in rows[i][lo:stub_end] if c.strip())
+        labels = tuple(g for _, g in groups) + stub_cells
+        # The per-cell loop: the hottest of detection, so names are local and the value columns zipped
+        for j, raw, path in zip(value_cols, cells.text[i][stub_end : hi + 1], col_paths, strict=False):
+            if not raw or (raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw)):
+                continue
+            parsed = parsed_cache.get(raw) or cells.parse(raw)
+            add(new(i, j, labels, path, raw, parsed.value, parsed.status, cls))
+    return observations
+
+
+def _has_duplicate_keys(observations: list[Observation]) -> bool:
+    keys = {(o.row_labels, o.column_path) for o in observations}
+    return len(keys) < len(observations)
+
+
 def _group_style(text: str) -> str:
     letters = [c for c in text if c.isalpha()]
     if letters and all(c.isupper() for c in letters):
@@ -159,7 +205,8 @@ def build_table(
             header_idx.append(i)
     stub = _stub_width(rows, body, lo, hi, cells)
     stub_end = lo + stub
-    attribute_idx = [i for i in header_idx if _ATTRIBUTE.match(cells.text[i][lo])]
+    # Attribute rows sit under the header row that names the columns, never first ("Currency | 2022")
+    attribute_idx = [i for i in header_idx[1:] if _ATTRIBUTE.match(cells.text[i][lo])]
     path_idx = [i for i in header_idx if i not in attribute_idx]
     paths = _header_paths([rows[i] for i in path_idx], lo, hi, stub_end)
     attributes: dict[int, dict[str, str]] = {}
@@ -169,31 +216,14 @@ def build_table(
             if cells.text[i][j]:
                 attributes.setdefault(j + col_offset, {})[key] = cells.text[i][j]
 
-    observations: list[Observation] = []
-    groups: list[tuple[str, str]] = []
-    parsed_cache = cells.parsed  # a dict lookup per cell rather than a method call
-    value_cols = range(stub_end + col_offset, hi + 1 + col_offset)  # sheet columns
-    col_paths = [paths.get(j, ()) for j in range(stub_end, hi + 1)]
-    add, new = observations.append, Observation
-    for i in lines:
-        cls = classes[i]
-        if cls == "group":
-            label = next((c for c in rows[i][lo : hi + 1] if c.strip()), "")
-            style = _group_style(label)
-            while groups and any(s == style for s, _ in groups):
-                groups.pop()
-            groups.append((style, _clean_label(label)))
-            continue
-        if cls not in BODY:
-            continue
-        stub_cells = tuple(_clean_label(c) for c in rows[i][lo:stub_end] if c.strip())
-        labels = tuple(g for _, g in groups) + stub_cells
-        # The per-cell loop: the hottest of detection, so names are local and the value columns zipped
-        for j, raw, path in zip(value_cols, cells.text[i][stub_end : hi + 1], col_paths, strict=False):
-            if not raw or (raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw)):
-                continue
-            parsed = parsed_cache.get(raw) or cells.parse(raw)
-            add(new(i, j, labels, path, raw, parsed.value, parsed.status, cls))
+    label_only = [
+        i for i in body if not any(cells.text[i][stub_end : hi + 1]) and not _all_years(rows, [i], lo)
+    ]
+    observations = _observations(rows, classes, lines, cells, lo, hi, stub_end, paths, col_offset, set())
+    if label_only and _has_duplicate_keys(observations):
+        # Lines with a label and no values ("United States dollar" above its rates) were read as data, so
+        # the series under two such labels share their labels: they are section labels (groups)
+        observations = _observations(rows, classes, lines, cells, lo, hi, stub_end, paths, col_offset, set(label_only))
 
     title = " ".join(" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "metadata")
     notes = [" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "notes"]
