@@ -264,7 +264,7 @@ def classify_and_detect(
     Tables side by side are classified apart, each on its block of columns; a line's class is then the
     one it has in the first block where it is not empty.
     """
-    grid = [[str(c) for c in r] for r in rows]
+    grid = [list(map(str, r)) for r in rows]
     width = max((len(r) for r in grid), default=0)
     grid = [r + [""] * (width - len(r)) for r in grid]
     if not grid or width == 0:

@@ -192,7 +192,7 @@ def _text_features(row: list[str], text: list[str], kinds: list[int], first_col:
         upper = (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
     raw_first = row[first_col]
     return [
-        sum(1 for t in cells if len(t) <= 6 and _YEAR.match(t)),  # a year is 4 or 6 characters
+        sum(1 for t in cells if (len(t) == 4 or len(t) == 6) and t[0] in "12" and _YEAR.match(t)),  # "2008(.0)"
         len(first),
         sum(len(t) for t in texts),
         float(first.endswith(":") or first.endswith("--") or first.endswith("—")),

@@ -178,7 +178,7 @@ def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
     comma = dot = 0
     # A cell's vote depends on its text only: count the texts, then read each distinct one once
     counts = Counter(islice(cells, max(limit, 0)))
-    if not any("," in cell for cell in counts):
+    if "," not in "\n".join(counts):
         # Without a comma there is no vote for it: the answer is "." as soon as one cell votes for the dot
         return "." if any(_DECIMAL_DOT_HINT.match(c.strip().replace(" ", "")) for c in counts if "." in c) else None
     for cell, times in counts.items():
@@ -205,7 +205,7 @@ class SheetCells:
     """
 
     def __init__(self, rows: Sequence[Sequence[str]], decimal: str | None) -> None:
-        self.text: list[list[str]] = [[cell.strip() for cell in row] for row in rows]
+        self.text: list[list[str]] = [list(map(str.strip, row)) for row in rows]
         self.decimal = decimal
         self._parsed: dict[str, ParsedValue] = {}
 
