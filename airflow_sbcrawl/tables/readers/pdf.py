@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import io
 import itertools
+import re
 import statistics
 import time
 from dataclasses import dataclass
@@ -221,8 +222,10 @@ def _rows(block: list[Line], cuts: list[float], defining: list[Line]) -> list[li
     return rows
 
 
-def _word_tables(phrases: list[Phrase]) -> list[list[list[str]]]:
-    """Tables of cell strings from one page's phrases; blocks without a column structure are prose."""
+def _word_tables(phrases: list[Phrase], bottoms: list[float] | None = None) -> list[list[list[str]]]:
+    """Tables of cell strings from one page's phrases; blocks without a column structure are prose.
+
+    ``bottoms``, when given, receives the lowest y of each table (to tell a table that fills its page)."""
     tables = []
     for block in _blocks(_lines(phrases)):
         defining = _column_lines(block)
@@ -231,6 +234,8 @@ def _word_tables(phrases: list[Phrase]) -> list[list[list[str]]]:
         cuts = _boundaries(defining)
         if cuts:
             tables.append(_rows(block, cuts, defining))
+            if bottoms is not None:
+                bottoms.append(max(p.bottom for p in block[-1]))
     return tables
 
 
@@ -300,24 +305,36 @@ def _read_document(doc: object, data: bytes, limits: Limits) -> ReadResult:
     plumber: list[object] = []  # opened on the first page that looks ruled, at most once
     start = time.perf_counter()
     pages = min(total, limits.max_pdf_pages)
+    previous_page, previous_low = -1, False
     for index in range(pages):
         if time.perf_counter() - start > budget:
             reason = f"time budget of {budget:g} s spent: pages {index + 1}-{total} not read"
             result.errors.append(ReadError("", reason, "pdf"))
             break
         try:
-            tables = _read_page(doc, data, index, plumber)
+            read = _read_page(doc, data, index, plumber)
         except Exception as exc:  # one broken page must not lose the others
             failed.append(ReadError("", f"page {index + 1}: {type(exc).__name__}: {exc}", "pdf"))
             continue
-        if tables is None:
+        if read is None:
             no_text.pages.append(index + 1)
             continue
+        tables, ends_low = read
         for k, table in enumerate(tables):
             rows = trim(table, limits.max_rows, limits.max_cols)
-            if rows:
-                name = f"page {index + 1}" if k == 0 else f"page {index + 1} table {k + 1}"
-                result.sheets.append(Sheet(name=name, rows=rows, format="pdf"))
+            if not rows:
+                continue
+            previous = result.sheets[-1] if result.sheets else None
+            if k == 0 and previous is not None and previous_page == index:
+                joined = _continued(previous.rows, rows, previous_low)
+                if joined is not None:  # the table goes on from the previous page under the same header
+                    previous.rows = trim(joined, limits.max_rows, limits.max_cols)
+                    previous.name = f"pages {previous.name.split()[1].split('-')[0]}-{index + 1}"
+                    continue
+            name = f"page {index + 1}" if k == 0 else f"page {index + 1} table {k + 1}"
+            result.sheets.append(Sheet(name=name, rows=rows, format="pdf"))
+        if tables:
+            previous_page, previous_low = index + 1, ends_low  # the next page may continue its last table
     for opened in plumber:
         opened.close()  # type: ignore[attr-defined]
     result.errors += failed
@@ -328,8 +345,41 @@ def _read_document(doc: object, data: bytes, limits: Limits) -> ReadResult:
     return result
 
 
-def _read_page(doc: object, data: bytes, index: int, plumber: list[object]) -> list[list[list[str]]] | None:
-    """The page's tables, or None when it has no text at all."""
+_CONTINUED = re.compile(r"\b(continued|cont\.|suite|fortsetzung)\b", re.I)
+
+
+def _continued(before: list[list[str]], after: list[list[str]], filled_page: bool) -> list[list[str]] | None:
+    """``before`` and then ``after`` as one table, when ``after`` continues it on the next page: same
+    columns, the header of ``before`` repeated at its top, and a title saying "continued" above it or
+    ``before`` running to the bottom of its page (the same table printed twice is two tables).
+    The repeated title and header are dropped. None when ``after`` is another table."""
+    width = len(before[0])
+    if len(after[0]) != width or len(before) < 2:
+        return None
+    start = 0
+    first = [c for c in after[0] if c]
+    if len(first) == 1 and _CONTINUED.search(first[0]):
+        start = 1  # "Table 4.1 (continued)"
+    elif not filled_page:
+        return None
+    # The header: the first row of ``before`` with two cells or more, and the rows up to the first number
+    head = next((i for i, r in enumerate(before) if sum(1 for c in r if c) >= 2), None)
+    if head is None:
+        return None
+    header = before[head : head + 3]
+    repeated = 0
+    while repeated < len(header) and start + repeated < len(after) and after[start + repeated] == header[repeated]:
+        repeated += 1
+    if repeated == 0:
+        return None
+    return before + after[start + repeated :]
+
+
+def _read_page(
+    doc: object, data: bytes, index: int, plumber: list[object]
+) -> tuple[list[list[list[str]]], bool] | None:
+    """The page's tables and whether its last table runs into the page's bottom fifth (so it may go on
+    on the next page); None when the page has no text at all."""
     page = doc[index]  # type: ignore[index]
     try:
         textpage = page.get_textpage()
@@ -340,6 +390,7 @@ def _read_page(doc: object, data: bytes, index: int, plumber: list[object]) -> l
             if rotation in (90, 270):
                 width, height = height, width
             phrases = _page_phrases(textpage, rotation, width, height)
+            shown_height = height if rotation in (0, 180) else width
         finally:
             textpage.close()
         if not phrases:
@@ -351,8 +402,10 @@ def _read_page(doc: object, data: bytes, index: int, plumber: list[object]) -> l
         opened = _plumber(data, plumber)
         ruled = _ruled_tables(opened, index) if opened is not None else []
         if ruled:
-            return ruled
-    return _word_tables(phrases)
+            return ruled, False
+    bottoms: list[float] = []
+    tables = _word_tables(phrases, bottoms)
+    return tables, bool(bottoms) and bottoms[-1] > 0.8 * shown_height
 
 
 def _plumber(data: bytes, opened: list[object]) -> object | None:
