@@ -169,3 +169,11 @@ def test_a_table_filling_its_page_goes_on_under_its_repeated_header_without_a_ti
     for page in short:
         place_table(page, rows[:10], 770, title=TITLE, pitch=11)
     assert len(read_bytes(build_pdf(list(short))).sheets) == 2
+
+
+def test_a_page_over_its_time_bound_is_read_in_part_and_says_so(monkeypatch):
+    data = build_pdf(bench_pages(2))
+    monkeypatch.setattr(pdf_reader, "PAGE_SECONDS", 0.0)
+    monkeypatch.setattr(pdf_reader, "_CHECK_EVERY", 64)
+    result = read_bytes(data)
+    assert [e.reason for e in result.errors] == ["2 page(s) over the per-page time bound of 0 s, read in part: 1, 2"]

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from .base import DEFAULT_LIMITS, Limits, ReadError, ReadResult, Sheet, cell_text, trim
 
 MAX_SECONDS = 120.0  # per file, unless ``Limits`` has ``max_pdf_seconds``
+PAGE_SECONDS = 10.0  # reading one page's characters; a page past it keeps what was read, and says so
+_CHECK_EVERY = 4096  # characters between two looks at the clock
 MIN_RULES = 6  # path objects a page needs before ruled-table extraction is worth its cost
 MAX_RULES = 5000  # beyond this a page is a chart or a map, not a grid
 _LIST_PAGES = 8  # page numbers quoted in one reason
@@ -69,8 +71,18 @@ def _display_box(box: object, rotation: int, width: float, height: float) -> tup
     return left, right, height - high, height - low
 
 
+class PageTimeout(Exception):
+    """A page's characters took longer than PAGE_SECONDS; ``phrases`` holds those read until then."""
+
+    def __init__(self, phrases: list[Phrase]) -> None:
+        super().__init__(f"characters not all read within {PAGE_SECONDS:g} s")
+        self.phrases = phrases
+
+
 def _page_phrases(textpage: object, rotation: int, width: float, height: float) -> list[Phrase]:
-    """The page's phrases, in content order. Raw PDFium calls: one wrapper call per character is the cost."""
+    """The page's phrases, in content order. Raw PDFium calls: one wrapper call per character is the cost.
+
+    Raises PageTimeout (carrying the phrases read so far) past PAGE_SECONDS."""
     import pypdfium2.raw as pdfium_c
 
     handle = textpage.raw  # type: ignore[attr-defined]
@@ -79,7 +91,13 @@ def _page_phrases(textpage: object, rotation: int, width: float, height: float) 
     current: list[str] = []
     cur: Phrase | None = None
     spaces = 0  # ordinary spaces seen since the last printed character
+    deadline = time.perf_counter() + PAGE_SECONDS
     for i in range(pdfium_c.FPDFText_CountChars(handle)):
+        if i % _CHECK_EVERY == _CHECK_EVERY - 1 and time.perf_counter() > deadline:
+            if cur is not None:
+                cur.text = "".join(current)
+                phrases.append(cur)
+            raise PageTimeout(phrases)
         char = chr(pdfium_c.FPDFText_GetUnicode(handle, i))
         if char.isspace() or char == "\x00":
             # pdfium "generates" spaces and line breaks where it guesses them; only typed ones count,
@@ -301,6 +319,7 @@ def _read_document(doc: object, data: bytes, limits: Limits) -> ReadResult:
     budget = float(getattr(limits, "max_pdf_seconds", MAX_SECONDS))
     total = len(doc)  # type: ignore[arg-type]
     no_text = _Skipped("without text (scanned or blank), skipped", [])
+    slow = _Skipped(f"over the per-page time bound of {PAGE_SECONDS:g} s, read in part", [])
     failed: list[ReadError] = []
     plumber: list[object] = []  # opened on the first page that looks ruled, at most once
     start = time.perf_counter()
@@ -312,7 +331,7 @@ def _read_document(doc: object, data: bytes, limits: Limits) -> ReadResult:
             result.errors.append(ReadError("", reason, "pdf"))
             break
         try:
-            read = _read_page(doc, data, index, plumber)
+            read = _read_page(doc, data, index, plumber, slow.pages)
         except Exception as exc:  # one broken page must not lose the others
             failed.append(ReadError("", f"page {index + 1}: {type(exc).__name__}: {exc}", "pdf"))
             continue
@@ -338,8 +357,9 @@ def _read_document(doc: object, data: bytes, limits: Limits) -> ReadResult:
     for opened in plumber:
         opened.close()  # type: ignore[attr-defined]
     result.errors += failed
-    if no_text.pages:
-        result.errors.append(no_text.error())
+    for skipped in (no_text, slow):
+        if skipped.pages:
+            result.errors.append(skipped.error())
     if total > limits.max_pdf_pages:
         result.errors.append(ReadError("", f"only the first {limits.max_pdf_pages} of {total} pages were read", "pdf"))
     return result
@@ -376,7 +396,7 @@ def _continued(before: list[list[str]], after: list[list[str]], filled_page: boo
 
 
 def _read_page(
-    doc: object, data: bytes, index: int, plumber: list[object]
+    doc: object, data: bytes, index: int, plumber: list[object], slow: list[int]
 ) -> tuple[list[list[list[str]]], bool] | None:
     """The page's tables and whether its last table runs into the page's bottom fifth (so it may go on
     on the next page); None when the page has no text at all."""
@@ -389,8 +409,12 @@ def _read_page(
             width, height = page.get_size()
             if rotation in (90, 270):
                 width, height = height, width
-            phrases = _page_phrases(textpage, rotation, width, height)
             shown_height = height if rotation in (0, 180) else width
+            try:
+                phrases = _page_phrases(textpage, rotation, width, height)
+            except PageTimeout as timeout:  # the page's start is kept; the reader says what was cut
+                phrases = timeout.phrases
+                slow.append(index + 1)
         finally:
             textpage.close()
         if not phrases:
