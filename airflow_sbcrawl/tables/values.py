@@ -12,7 +12,7 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice
 
 # Conventions differ between offices (a bare "x" is "suppressed" at ONS and Statistics Canada but "not
 # applicable" at Destatis); we follow the most common reading and always keep the raw text next to it.
@@ -213,7 +213,7 @@ class SheetCells:
     def guess(cls, rows: Sequence[Sequence[str]]) -> SheetCells:
         """The cells with the decimal separator voted by ``guess_decimal``."""
         cells = cls(rows, None)
-        cells.decimal = guess_decimal(c for row in cells.text for c in row)
+        cells.decimal = guess_decimal(chain.from_iterable(cells.text))
         return cells
 
     def columns(self, lo: int, hi: int) -> SheetCells:
