@@ -129,3 +129,17 @@ def test_zero_observation_tables_are_not_written_and_counted_with_their_reason(t
     (table,) = read_tables(summary["index"])
     assert table.provenance.source_url == "d" and table.observations
     assert len(list((out / "tables").glob("*.parquet"))) == 1
+
+
+def test_xlsx_whose_shared_strings_are_a_zip_bomb_is_refused():
+    source = zipfile.ZipFile(io.BytesIO(_xlsx({"A1": "Region", "B1": 2020, "A2": "North", "B2": 5})))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in source.infolist():
+            out.writestr(info.filename, source.read(info))
+        sst = b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="1" uniqueCount="1">'
+        out.writestr("xl/sharedStrings.xml", sst + b"<si><t>x</t></si><!--" + b" " * (32 << 20) + b"--></sst>")
+    result = read_bytes(buf.getvalue())
+    assert not result.sheets
+    (err,) = result.errors
+    assert "xl/sharedStrings.xml" in err.reason and "zip bomb" in err.reason

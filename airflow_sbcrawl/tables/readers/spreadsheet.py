@@ -115,10 +115,30 @@ def _over(size: SheetSize, limits: Limits) -> str:
     return ""
 
 
+def _expands_too_much(zf: zipfile.ZipFile, name: str, limits: Limits) -> str:
+    """Why a member that calamine reads whole (the shared strings) must not be read, or ""."""
+    try:
+        info = zf.getinfo(name)
+    except KeyError:
+        return ""
+    expanded = 0
+    with zf.open(info) as stream:
+        while chunk := stream.read(_CHUNK):
+            expanded += len(chunk)
+            if expanded > limits.max_total_bytes:
+                return f"{name} expands beyond {limits.max_total_bytes} bytes"
+            if expanded > 1 << 20 and expanded > limits.max_ratio * max(info.compress_size, 1):
+                return f"{name}: compression ratio above {limits.max_ratio:g}: zip bomb?"
+    return ""
+
+
 def _xlsx_refusals(data: bytes, limits: Limits) -> dict[str, str]:
-    """Sheets of an XLSX that must not be loaded, with the reason for each."""
+    """Sheets of an XLSX that must not be loaded, with the reason for each ("" for the whole file)."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            whole = _expands_too_much(zf, "xl/sharedStrings.xml", limits)
+            if whole:
+                return {"": whole}
             refused = {}
             for name, part in _sheet_parts(zf).items():
                 measured = _measure(zf, part, limits)
@@ -136,6 +156,8 @@ def read_spreadsheet(data: bytes, fmt: str, *, limits: Limits = DEFAULT_LIMITS) 
         return ReadResult(errors=[ReadError("", "python-calamine is not installed", fmt)])
     result = ReadResult()
     refused = _xlsx_refusals(data, limits) if fmt == "xlsx" else {}
+    if "" in refused:
+        return ReadResult(errors=[ReadError("", f"not read: {refused['']}", fmt)])
     try:
         wb = CalamineWorkbook.from_filelike(io.BytesIO(data))
     except Exception as exc:  # calamine raises several unrelated types for corrupt files
