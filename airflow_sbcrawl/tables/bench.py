@@ -258,10 +258,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train", metavar="OUT", help="fit on all sheets and write the model JSON to OUT")
     parser.add_argument("--multi", type=int, default=0, metavar="N", help="also score N composed multi-table sheets")
     parser.add_argument("--seed", type=int, default=12, help="seed of the composed multi-table sheets")
+    parser.add_argument(
+        "--hostile",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="only: read the hostile files of issue 9 (written to DIR, default a temporary folder)",
+    )
     parser.add_argument("--large", action="store_true", help="also time sheets of 10,000 and 100,000 cells")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
     args = parser.parse_args(argv)
     out = sys.stdout
+    if args.hostile is not None:
+        from .hostilebench import main as hostile_main
+
+        return hostile_main(args.hostile or None, out)
     path = Path(args.data) if args.data else default_data_path()
     if not path.exists():
         print(
