@@ -14,6 +14,7 @@ import re
 import zipfile
 import zlib
 from dataclasses import dataclass
+from operator import itemgetter
 
 from .base import DEFAULT_LIMITS, Limits, ReadError, ReadResult, Sheet, cap_cells, cell_text, trim
 
@@ -21,9 +22,12 @@ _CHUNK = 1 << 20
 _SHEET_TAG = re.compile(rb"<(?:\w+:)?sheet\b[^>]*>")
 _REL_TAG = re.compile(rb"<(?:\w+:)?Relationship\b[^>]*>")
 _ATTR = re.compile(rb'([\w:]+)\s*=\s*"([^"]*)"')
-_CELL_REF = re.compile(rb"<(?:\w+:)?c\b[^>]*?\br=\"([A-Z]{1,3})([0-9]{1,7})\"")
-_CELL = re.compile(rb"<(?:\w+:)?c[\s/>]")
-_ROW_REF = re.compile(rb"<(?:\w+:)?row\b[^>]*?\br=\"([0-9]{1,7})\"")
+# In a worksheet part only cells have an attribute r="A1" and only rows an attribute r="1" (merged ranges,
+# selections and hyperlinks use ref/sqref), so plain attribute patterns find them without parsing tags
+_CELL_REF = re.compile(rb' r="([A-Z]{1,3})([0-9]{1,7})"')
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_PREFIXED_CELL = re.compile(rb"<\w+:c[\s/>]")
+_ROW_REF = re.compile(rb' r="([0-9]{1,7})"')
 
 
 @dataclass
@@ -92,12 +96,15 @@ def _measure(zf: zipfile.ZipFile, part: str, limits: Limits) -> SheetSize | str:
             text = tail + chunk
             cut = text.rfind(b"<")
             text, tail = (text[:cut], text[cut:]) if cut >= 0 else (text, b"")
-            for letters, digits in _CELL_REF.findall(text):
-                size.cols = max(size.cols, _col_number(letters))
-                size.rows = max(size.rows, int(digits))
-            for digits in _ROW_REF.findall(text):
-                size.rows = max(size.rows, int(digits))
-            size.cells += len(_CELL.findall(text))
+            # Maxima over the chunk in C (map/max/set); only distinct column letters reach Python
+            refs = _CELL_REF.findall(text)
+            if refs:
+                size.cols = max([size.cols, *map(_col_number, set(map(_FIRST, refs)))])
+                size.rows = max(size.rows, max(map(int, map(_SECOND, refs))))
+            size.rows = max(size.rows, max(map(int, _ROW_REF.findall(text)), default=0))
+            size.cells += text.count(b"<c ") + text.count(b"<c>") + text.count(b"<c/>")
+            if b":c" in text:  # cells written with a namespace prefix (<x:c r="A1">)
+                size.cells += len(_PREFIXED_CELL.findall(text))
             over = _over(size, limits)
             if over:
                 return over
