@@ -172,15 +172,16 @@ def _base_features(
 
 
 _DIGITS = frozenset(string.digits)
+_IS_TEXT = TEXT.__eq__
 _NO_LETTERS = str.maketrans("", "", string.ascii_letters)
 _NO_UPPER = str.maketrans("", "", string.ascii_uppercase)
 
 
 def _text_features(row: list[str], text: list[str], kinds: list[int], first_col: int) -> list[float]:
     """The _TEXT_FEATURES of one non-blank line (counts and lengths raw; the caller scales them)."""
-    cells = [t for t in text if t]
+    cells = list(filter(None, text))
     first = text[first_col]
-    texts = [t for t, kind in zip(text, kinds, strict=False) if kind == TEXT]
+    texts = list(itertools.compress(text, map(_IS_TEXT, kinds)))
     joined = " ".join(cells)
     # Words are only in text cells: numbers and markers cannot hold "source" or "continued"
     words = " ".join(texts)
@@ -194,14 +195,14 @@ def _text_features(row: list[str], text: list[str], kinds: list[int], first_col:
     return [
         sum(1 for t in cells if (len(t) == 4 or len(t) == 6) and t[0] in "12" and _YEAR.match(t)),  # "2008(.0)"
         len(first),
-        sum(len(t) for t in texts),
+        sum(map(len, texts)),
         float(first.endswith(":") or first.endswith("--") or first.endswith("—")),
         float(bool(_TOTAL.search(first))),
         float(bool(_AVERAGE.search(first))),
         float(bool(_NOTES.match(first))),
         float(bool(words and _SOURCE.search(words))),
         float(bool(_TITLE.match(first))),
-        float(bool(_UNIT.search(joined))),
+        float("(" in joined and bool(_UNIT.search(joined))),  # every unit pattern opens a bracket
         float(bool(words and _CONTINUED.search(words))),
         upper,
         float(bool(words and _YEARISH.search(words))),
