@@ -204,7 +204,7 @@ def test_time_series_metadata_rows_are_column_attributes_not_data():
     ]
     body = [[f"1978-{m:02d}-01 00:00:00", f"{6000 + m * 7.5}", f"{400 + m}", f"{61 + m / 10:.1f}"]
             for m in range(2, 10)]
-    body.append(["1978-10-01 00:00:00", "..", "..", ".."])
+    body.append(["1978-10-01 00:00:00", "DNR", "NSD", "DNR"])
     body.append(["1978-11-01 00:00:00", "6090.1", "410.0", "62.0"])
     sheet = [["", *series], *meta, *body]
     (table,) = detect_tables(sheet, PROV)

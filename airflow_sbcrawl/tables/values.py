@@ -36,6 +36,8 @@ MISSING_MARKERS: dict[str, str] = {
     "*": "confidential",
     "c": "confidential",
     "np": "confidential",  # ABS "not published"
+    "dnr": "missing",  # "did not report"
+    "nsd": "missing",  # "no sufficient data"
     "nan": "missing",
     "null": "missing",
     "none": "missing",
