@@ -184,16 +184,22 @@ def build_table(
     index: int,
     cells: SheetCells,
     col_offset: int = 0,
+    kinds: np.ndarray | None = None,
 ) -> DetectedTable:
     """One table of the sheet, lines ``span``; ``cells`` are the sheet's parsed cells (see SheetCells).
 
     ``rows`` may be a block of the sheet's columns (a table beside another); ``col_offset`` is the sheet
-    column of its first one, so that the table's cells are placed in the sheet.
+    column of its first one, so that the table's cells are placed in the sheet. ``kinds``: the block's
+    ``features.cell_kinds``, when the caller has them (the table's columns are then found in numpy).
     """
     a, b = span
     lines = list(range(a, b + 1))
     used = [i for i in lines if classes[i] != "empty"]
-    cols = [j for i in used if classes[i] not in ("metadata", "notes") for j, c in enumerate(cells.text[i]) if c]
+    framed = [i for i in used if classes[i] not in ("metadata", "notes")]  # titles and notes overhang
+    if kinds is not None:
+        cols = np.flatnonzero((kinds[framed] != EMPTY).any(axis=0)).tolist() if framed else []
+    else:
+        cols = [j for i in framed for j, c in enumerate(cells.text[i]) if c]
     lo, hi = (min(cols), max(cols)) if cols else (0, max(len(rows[a]) - 1, 0))
     body = [i for i in lines if classes[i] in BODY]
     # A header block repeated inside the table (continued under its header) gives each column one path
@@ -286,7 +292,7 @@ def classify_and_detect(
         classes = _repeated_headers(classes, part_cells.text)
         classes = _header_block(classes, part_cells.text, kv[0])
         for span in _segments(classes):
-            tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo))
+            tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo, kv[0]))
         line_classes = [c if c != "empty" else b for c, b in zip(line_classes, classes, strict=True)]
     return line_classes, tables
 

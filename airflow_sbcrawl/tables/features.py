@@ -222,10 +222,15 @@ def cell_kinds(
         cells = SheetCells(rows, decimal)
     n = len(cells.text)
     width = max((len(r) for r in cells.text), default=0)
-    codes = np.zeros((n, width), dtype=np.intp)
-    distinct: dict[str, int] = {"": 0}  # code 0: the empty cell
-    for i, row in enumerate(cells.text):
-        codes[i, : len(row)] = [distinct.setdefault(text, len(distinct)) for text in row]
+    text = cells.text
+    if any(len(r) != width for r in text):
+        text = [r + [""] * (width - len(r)) for r in text]
+    # Codes of the flattened grid through dict lookups mapped in C (sheets are mostly empty cells)
+    flat = list(itertools.chain.from_iterable(text))
+    distinct: dict[str, int] = dict.fromkeys(itertools.chain(("",), flat), 0)  # code 0: the empty cell
+    for code, cell in enumerate(distinct):
+        distinct[cell] = code
+    codes = np.fromiter(map(distinct.__getitem__, flat), dtype=np.intp, count=len(flat)).reshape(n, width)
     kind_of = [EMPTY]
     value_of = [np.nan]
     # Most distinct texts are plain numbers ("3929214.0", "-12", "4.5"): float() reads them as parse_value
