@@ -177,3 +177,18 @@ def test_a_page_over_its_time_bound_is_read_in_part_and_says_so(monkeypatch):
     monkeypatch.setattr(pdf_reader, "_CHECK_EVERY", 64)
     result = read_bytes(data)
     assert [e.reason for e in result.errors] == ["2 page(s) over the per-page time bound of 0 s, read in part: 1, 2"]
+
+
+def test_ruled_cells_holding_one_value_per_line_become_rows():
+    stacked = [
+        ["Region", "2020", "2021"],
+        ["North\nSouth\nEast", "1,200\n800\n450", "1,350\n950\n470"],
+        ["Total, all\nregions", "2,450", "2,770"],
+    ]
+    assert pdf_reader.unstack(stacked) == [
+        ["Region", "2020", "2021"],
+        ["North", "1,200", "1,350"],
+        ["South", "800", "950"],
+        ["East", "450", "470"],
+        ["Total, all regions", "2,450", "2,770"],  # a wrapped label: its lines are one text
+    ]

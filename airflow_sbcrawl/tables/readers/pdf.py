@@ -280,8 +280,24 @@ def _ruled_tables(plumber_pdf: object, index: int) -> list[list[list[str]]]:
         found = page.extract_tables() or []
     finally:
         page.flush_cache()  # pdfplumber keeps every parsed object otherwise
-    tables = [[[cell_text(c) for c in row] for row in t] for t in found if t]
+    tables = [unstack([[cell_text(c) for c in row] for row in t]) for t in found if t]
     return [t for t in tables if len(t) >= 2 and max(len(r) for r in t) >= 2]
+
+
+def unstack(rows: list[list[str]]) -> list[list[str]]:
+    """Rows of a ruled grid whose cells hold several lines each: a grid ruled around its header and body
+    only puts all the body's rows in one cell per column, one value per line. When every non-empty cell
+    of a row has the same number of lines, that row becomes that many rows; otherwise a cell's lines are
+    one wrapped text and are joined with spaces."""
+    out = []
+    for row in rows:
+        parts = [c.split("\n") if c else [] for c in row]
+        counts = {len(p) for p in parts if p}
+        if len(counts) == 1 and (n := counts.pop()) > 1:
+            out.extend([p[k].strip() if p else "" for p in parts] for k in range(n))
+        else:
+            out.append([" ".join(x.strip() for x in p if x.strip()) for p in parts])
+    return out
 
 
 # -- the reader --------------------------------------------------------------------------------------
