@@ -252,3 +252,13 @@ def test_section_labels_without_values_keep_two_series_apart():
     obs = {(o.row, o.col): o for o in table.observations}
     assert obs[(3, 1)].row_labels[-2:] == ("United States dollar", "Monthly average")
     assert obs[(7, 2)].row_labels[-2:] == ("Trade weighted index", "End of period")
+
+
+def test_time_series_side_by_side_split_on_their_year_stubs():
+    years = range(2010, 2020)
+    left = [["Year", "Births", "Deaths"]] + [[str(y), f"{700 + y % 50}", f"{900 + y % 40}"] for y in years]
+    right = [["Year", "Imports", "Exports"]] + [[str(y), f"{30 + y % 7}.5", f"{40 + y % 9}.25"] for y in years]
+    tables = detect_tables(_beside(left, right, gap=2), PROV)
+    assert [(t.first_col, t.last_col) for t in tables] == [(0, 2), (5, 7)]
+    assert {o.column_path for o in tables[1].observations} == {("Imports",), ("Exports",)}
+    assert tables[1].observations[0].row_labels == ("2010",)
