@@ -28,15 +28,16 @@ class SleepingBandit:
             self.counts = np.concatenate([self.counts, np.zeros(extra)])
             self.means = np.concatenate([self.means, np.zeros(extra)])
 
-    def scores(self, awake: np.ndarray) -> np.ndarray:
+    def scores(self, awake: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
         t = max(self.steps, 1)
         n = len(awake)
         bonus = self.alpha * self.scale * np.sqrt(np.log(t) / (self.counts[:n] + self.epsilon))
-        return np.where(awake, self.means[:n] + bonus, -np.inf)
+        return np.where(awake, (self.means[:n] if values is None else values) + bonus, -np.inf)
 
-    def select(self, awake: np.ndarray, rng: np.random.Generator) -> int:
-        """Pick an awake action and count the pull; ``awake`` must have at least one True."""
-        scores = self.scores(awake)
+    def select(self, awake: np.ndarray, rng: np.random.Generator, values: np.ndarray | None = None) -> int:
+        """Pick an awake action and count the pull; ``awake`` must have at least one True. ``values``
+        replaces the mean rewards when the caller knows better what an action is worth now."""
+        scores = self.scores(awake, values)
         best = np.flatnonzero(scores == scores.max())
         action = int(best[0] if len(best) == 1 else rng.choice(best))
         self.steps += 1

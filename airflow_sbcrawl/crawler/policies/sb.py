@@ -138,8 +138,10 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     Order within an action. One tag path often serves several parts of a site (the same pager under the
     publications and the news, the same teaser list for datasets and articles). Each action's links are
     therefore split by URL template (the URL's directory with digits masked, or its path and query keys):
-    the action is chosen by the paper's bandit, then a template within it by the same AUER rule over the
-    templates' own credit, so the publications' pager is told from the news' pager after a few pulls. Within
+    the action is chosen by the paper's bandit, valued at the best of its templates that still have links
+    (so an action whose paying part is exhausted no longer lends its mean to the rest), then a template
+    within it by the same AUER rule over the templates' own credit, so the publications' pager is told from
+    the news' pager after a few pulls. Within
     a template, each link waits at a level given by the credit of the page it was found on, and a random
     link of the highest level goes first. The exploration bonus is scaled by rho, so alpha means the same
     whatever the scale of the credit."""
@@ -155,6 +157,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self._sub_action = array("q")
         self._action_subs: list[list[int]] = []
         self._queues: list[LeveledQueue] = []
+        self._sub_sizes = np.zeros(0, dtype=np.int64)
         self.sub_bandit = SleepingBandit(config.alpha, config.bandit_epsilon)
         # Links added since the last page was handed out: revealed by that page, queued once it is credited.
         self._revealed: list[tuple[int, int, list[int]]] = []  # (action, sub-arm, link ids)
@@ -174,6 +177,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             self._action_subs[action].append(sub)
             self._queues.append(LeveledQueue())
             self.sub_bandit.grow(sub + 1)
+            if len(self._sub_sizes) <= sub:
+                self._sub_sizes = np.concatenate([self._sub_sizes, np.zeros(max(64, sub), dtype=np.int64)])
         return sub
 
     def _enqueue(self, action: int, links: list[NewLink]) -> None:
@@ -187,6 +192,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         level = _level(credit)
         for action, sub, ids in self._revealed:
             self._queues[sub].extend(ids, level)
+            self._sub_sizes[sub] += len(ids)
             self._sizes[action] += len(ids)
             self._total += len(ids)
         self._revealed = []
@@ -198,14 +204,29 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             return None
         scale = max(self.rho, _MIN_SCALE)
         self.bandit.scale = self.sub_bandit.scale = scale
-        action = self.bandit.select(self._sizes[: len(self.actions)] > 0, self._rng)
+        n_actions = len(self.actions)
+        action = self.bandit.select(self._sizes[:n_actions] > 0, self._rng, self._awake_values(n_actions))
         subs = np.array([s for s in self._action_subs[action] if len(self._queues[s])], dtype=np.int64)
         sub = int(subs[self.sub_bandit.select_among(subs, self.bandit.counts[action], self._rng)])
         link_id = self._queues[sub].pop(self._rng)
+        self._sub_sizes[sub] -= 1
         self._sizes[action] -= 1
         self._total -= 1
         self._pending[link_id] = action * _SUB_STRIDE + sub
         return link_id
+
+    def _awake_values(self, n_actions: int) -> np.ndarray:
+        """What each action is worth now: the best of its templates that still have links, each template's
+        mean credit shrunk towards its action's (worth ``_PRIOR_PULLS`` pulls). An action whose paying
+        template is exhausted (dataset teasers done, news teasers left) no longer lends it its mean."""
+        n = len(self._sub_templates)
+        actions = np.frombuffer(self._sub_action, dtype=np.int64)
+        counts, means = self.sub_bandit.counts[:n], self.sub_bandit.means[:n]
+        shrunk = (counts * means + _PRIOR_PULLS * self.bandit.means[actions]) / (counts + _PRIOR_PULLS)
+        awake = self._sub_sizes[:n] > 0
+        values = np.full(n_actions, -np.inf)
+        np.maximum.at(values, actions[awake], shrunk[awake])
+        return values
 
     def surplus(self) -> float:
         """What the links revealed since the last page are worth above the crawl's average: each at the mean
@@ -285,6 +306,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         ids, levels = arrays["sub_ids"].astype(np.int64), arrays["sub_levels"]
         self._queues = [LeveledQueue.from_arrays(ids[offsets[i]:offsets[i + 1]], levels[offsets[i]:offsets[i + 1]])
                         for i in range(len(lengths))]
+        self._sub_sizes = np.zeros(max(64, len(lengths)), dtype=np.int64)
+        self._sub_sizes[: len(lengths)] = lengths
         self.rho = float(state["rho"])
         self._credited = int(state["credited"])
         self._revealed = []
@@ -306,6 +329,8 @@ def url_template(url: str) -> str:
 
 
 _DIGITS = re.compile(r"\d+")
+# A template's mean credit is shrunk towards its action's as if the action had given it this many pulls.
+_PRIOR_PULLS = 2.0
 # Pending links remember (action, sub-arm) packed in one int.
 _SUB_STRIDE = 1 << 32
 
