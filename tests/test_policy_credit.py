@@ -179,6 +179,7 @@ def test_the_paper_policy_keeps_the_papers_stop_rule():
                                    _config()), EarlyStopping)
     assert isinstance(make_stopper(_config().effective_stop_rule, _config()), DroughtStop)
     assert _config(policy="sb-classifier-paper", stop_rule="drought").effective_stop_rule == "drought"
+    assert _config(policy="focused").effective_stop_rule == "paper"  # it cannot say what is promising
 
 
 def test_registry_names_every_policy_once_and_makes_each():

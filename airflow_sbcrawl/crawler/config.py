@@ -50,7 +50,7 @@ class CrawlConfig:
     # a new target, rate being the crawl's own targets per page. "paper" (§4.8, the paper's variant's
     # default): every v pages, EMA (decay gamma) of the target slope below epsilon kappa times.
     early_stopping: bool = True
-    stop_rule: str = ""  # "" = the policy's own: "paper" for sb-classifier-paper, "drought" otherwise
+    stop_rule: str = ""  # "" = the policy's own: "drought" for the default policy, "paper" for the others
     es_min_pages: int = 300
     es_expected: float = 30.0
     es_window: int = 1000
@@ -140,7 +140,9 @@ class CrawlConfig:
 
     @property
     def effective_stop_rule(self) -> str:
-        return self.stop_rule or ("paper" if self.policy == "sb-classifier-paper" else "drought")
+        # The drought rule counts pages the policy found promising as progress; only the default policy can
+        # say so, and without it a walk down a listing chain would look like a drought.
+        return self.stop_rule or ("drought" if self.policy == DEFAULT_POLICY else "paper")
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
