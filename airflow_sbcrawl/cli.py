@@ -152,7 +152,10 @@ def format_summary(s) -> str:
 def cmd_serve_sim(args: argparse.Namespace) -> int:
     from airflow_sbcrawl.sim import serve_forever
 
-    serve_forever(args.profile, seed=args.seed, port=args.port)
+    if args.epoch < 0:
+        print(f"sbcrawl serve-sim: --epoch must be 0 or more, not {args.epoch}", file=sys.stderr)
+        return 2
+    serve_forever(args.profile, seed=args.seed, port=args.port, epoch=args.epoch)
     return 0
 
 
@@ -165,6 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("profile", help="tiny, small, deep, portal, large, hostile or random-<seed>")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--port", type=int, default=8900)
+    p.add_argument("--epoch", type=int, default=0,
+                   help="serve the site as it is this many periods later (new, updated, removed, moved files)")
     p = sub.add_parser("bench", help="benchmarks: crawl policies, or table detection")
     p.add_argument("what", choices=["crawl", "tables", "cost"])
     p.add_argument("rest", nargs=argparse.REMAINDER, help="options of that benchmark (see --help there)")
