@@ -43,8 +43,12 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-early-stopping", action="store_true")
     p.add_argument("--checkpoint-every", type=int, default=200, metavar="PAGES")
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--resume", action="store_true", help="continue the crawl saved in --out")
+    group.add_argument("--resume", action="store_true", help="continue the unfinished crawl saved in --out")
     group.add_argument("--fresh", action="store_true", help="discard a saved crawl state (stored targets stay)")
+    p.add_argument("--cold", action="store_true",
+                   help="ignore the site memory of earlier crawls in --out (by default a crawl of a folder "
+                        "holding a finished crawl is incremental: it revisits what it knows first and "
+                        "downloads only new or changed files)")
     p.add_argument("--no-report", action="store_true", help="don't write report.md and its plots into --out")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -81,6 +85,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         SinkError,
         StateExists,
     )
+    from airflow_sbcrawl.crawler.memory import SiteMemoryError
 
     try:
         options = {}
@@ -94,8 +99,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         )
         sink = LocalSink(args.out)
         store = LocalStateStore(args.out / "state")
+        memory = LocalStateStore(args.out / "memory")
         (args.out / "tmp").mkdir(exist_ok=True)
-        crawler = Crawler(config, sink, store, on_progress=_progress_printer(args.quiet), tmp_dir=str(args.out / "tmp"))
+        crawler = Crawler(config, sink, store, on_progress=_progress_printer(args.quiet), tmp_dir=str(args.out / "tmp"),
+                          memory=memory, warm_start=not args.cold)
     except (ConfigError, SinkError, OSError) as exc:
         print(f"sbcrawl crawl: {exc}", file=sys.stderr)
         return 2
@@ -107,7 +114,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, on_signal)
     try:
         summary = crawler.run(resume=args.resume, fresh=args.fresh)
-    except (StateExists, CheckpointError) as exc:
+    except (StateExists, CheckpointError, SiteMemoryError) as exc:
         print(f"sbcrawl crawl: {exc}", file=sys.stderr)
         print("  use --resume to continue it or --fresh to start over", file=sys.stderr)
         return 2
@@ -144,6 +151,10 @@ def format_summary(s) -> str:
     ]
     if s.resumed_from is not None:
         lines.append(f"  resumed from checkpoint {s.resumed_from}")
+    if s.warm_from:
+        lines.append(f"  incremental, from the site memory of run {s.warm_from}")
+    if s.changes:
+        lines.append("  datasets           " + ", ".join(f"{k}: {v:,}" for k, v in s.changes.items()))
     if s.outcomes:
         lines.append("  responses          " + ", ".join(f"{k}: {v}" for k, v in sorted(s.outcomes.items())))
     return "\n".join(lines)

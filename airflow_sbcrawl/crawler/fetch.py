@@ -38,7 +38,7 @@ class Response:
     status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     mime: str = ""
-    kind: str = "error"  # html | target | redirect | blocked | other | error
+    kind: str = "error"  # html | target | redirect | unchanged (a 304) | blocked | other | error
     body: bytes = b""  # HTML pages only
     path: Path | None = None  # targets only: a temporary file the caller must move or delete
     sha256: str = ""
@@ -114,8 +114,9 @@ class Fetcher:
         return self.config.backoff * (2**attempt)
 
     # -- requests --------------------------------------------------------------------------------------
-    def fetch(self, url: str, method: str = "GET") -> Response:
+    def fetch(self, url: str, method: str = "GET", headers: dict[str, str] | None = None) -> Response:
         """One request with retries on connection errors, 429 and 5xx-unavailable; each attempt is budgeted.
+        ``headers`` are extra request headers (If-None-Match / If-Modified-Since for a conditional GET).
 
         Raises BudgetExhausted when the budget cannot pay for the (next) attempt, and StopRequested when
         the crawl was asked to stop (before sending, or while a body was still arriving)."""
@@ -126,7 +127,7 @@ class Fetcher:
             if self.stop.is_set():
                 raise StopRequested("stop requested")
             self.budget.reserve_request()
-            resp = self._attempt(url, method)
+            resp = self._attempt(url, method, headers)
             retryable = resp.status in _RETRY_STATUSES or (resp.status is None and resp.error.startswith("network"))
             if not retryable or attempt >= self.config.retries or self.stop.is_set():
                 return resp
@@ -138,12 +139,12 @@ class Fetcher:
             self.stop.wait(wait)
             attempt += 1
 
-    def _attempt(self, url: str, method: str) -> Response:
+    def _attempt(self, url: str, method: str, headers: dict[str, str] | None = None) -> Response:
         out = Response(url=url, method=method)
         timeout = (self.config.connect_timeout, self.config.read_timeout)
         try:
             raw = self.session.request(method, url, stream=True, allow_redirects=False, timeout=timeout,
-                                       proxies=self._proxies(url))
+                                       proxies=self._proxies(url), headers=headers)
         except requests.RequestException as exc:
             out.error = f"network: {type(exc).__name__}: {exc}"[:500]
             return out
@@ -151,6 +152,9 @@ class Fetcher:
             out.status = raw.status_code
             out.headers = {k.lower(): v for k, v in raw.headers.items()}
             out.mime = media_type(raw.headers.get("Content-Type"))
+            if raw.status_code == 304:  # a conditional GET: what we hold is current, and no body comes
+                out.kind = "unchanged"
+                return out
             if 300 <= raw.status_code < 400:
                 out.kind = "redirect" if raw.headers.get("Location") else "error"
                 return out

@@ -133,6 +133,11 @@ def _teaser(b: Html, site: Site, href: str, title: str, key: tuple[object, ...],
         with b.tag("h3", "teaser-title"):
             b.a(href, title)
         b.el("p", sentence(site.seed, "teaser", *key), cls="teaser-summary")
+        if key[0] == "publications":  # listings of reports say when their files last changed
+            files = site.live(site.publication_files(int(key[1])))  # type: ignore[call-overload]
+            if files:
+                when = max(epochs.last_modified(site, r.table_key, site.file_state(r)) for r in files)
+                b.el("p", f"Updated {when.date().isoformat()}", cls="teaser-date")
 
 
 def _latest(site: Site, kind: str, k: int) -> list[tuple[str, str]]:
@@ -342,6 +347,8 @@ def publication(site: Site, b: Html, kind: str, pid: int) -> tuple[str, list, li
                 for res in docs:
                     with b.tag("li", "file"):
                         b.a(res.url, f"{res.filename} ({res.fmt.upper()})")
+                        when = epochs.last_modified(site, res.table_key, site.file_state(res)).date().isoformat()
+                        b.el("span", f"updated {when}", cls="file-date")
         if site.total_datasets and seeded.chance(p.publication_dataset_share, seed, "pub-has-ds", pid):
             did = seeded.randint(0, site.total_datasets - 1, seed, "pub-ds", pid)
             with b.tag("div", "related-data"):
@@ -402,6 +409,7 @@ def catalogue(site: Site, b: Html, sec: int, page: int) -> tuple[str, list, list
                     with b.tag("h3", "dataset-heading"):
                         b.a(site.dataset_url(did), site.dataset_title(did))
                     b.el("div", sentence(seed, "ds-notes", did), cls="notes")
+                    b.el("div", _dataset_freshness(site, did), cls="dataset-meta")
                 if seeded.chance(p.catalogue_badge_share, seed, "badges", did):
                     with b.tag("ul", "dataset-resources"):
                         for res in site.live(site.resources(did)):
@@ -411,6 +419,15 @@ def catalogue(site: Site, b: Html, sec: int, page: int) -> tuple[str, list, list
     crumbs = [*_crumbs_www(), ("http://data.stats.example/", "Data")]
     side = [("Formats", _format_facets(site))] if p.facet_trap else []
     return title, crumbs, side
+
+
+def _dataset_freshness(site: Site, did: int) -> str:
+    """What catalogues show of a dataset: how many files, last modified when (changes with its files)."""
+    live = site.live(site.resources(did))
+    if not live:
+        return "No files"
+    when = max(epochs.last_modified(site, r.table_key, site.file_state(r)) for r in live)
+    return f"{len(live)} file{'s' if len(live) > 1 else ''} · last modified {when.date().isoformat()}"
 
 
 def dataset(site: Site, b: Html, did: int) -> tuple[str, list, list]:
