@@ -181,8 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8900)
     p.add_argument("--epoch", type=int, default=0,
                    help="serve the site as it is this many periods later (new, updated, removed, moved files)")
-    p = sub.add_parser("bench", help="benchmarks: crawl policies, or table detection")
-    p.add_argument("what", choices=["crawl", "tables", "cost"])
+    p = sub.add_parser("bench", help="benchmarks: crawl policies, recrawls, or table detection")
+    p.add_argument("what", choices=["crawl", "tables", "cost", "recrawl"])
     p.add_argument("rest", nargs=argparse.REMAINDER, help="options of that benchmark (see --help there)")
     return parser
 
@@ -192,6 +192,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from airflow_sbcrawl.tables.bench import main as bench_main
     elif args.what == "crawl":
         from airflow_sbcrawl.bench.crawl import main as bench_main
+    elif args.what == "recrawl":
+        from airflow_sbcrawl.bench.recrawl import main as bench_main
     else:
         from airflow_sbcrawl.bench.cost import main as bench_main
     return bench_main(args.rest)

@@ -306,14 +306,19 @@ class Crawler:
             # can do (Algorithm 4 gives it no reward; then targets the classifier missed teach nothing).
             self._learn(resp.url, TARGET)
             return self._store_target(final_id, link_id, resp)
-        if resp.kind == "unchanged":  # a 304 to a conditional GET
-            if self.recrawl.is_known(link_id):
-                self._record(link_id, final_id, self.recrawl.classify(link_id, resp), resp)
-            else:
-                self.recrawl.page_unchanged(self.links.urls[link_id])
+        if resp.kind == "unchanged":
+            self._unchanged(link_id, final_id, resp)
         elif self.recrawl.gone(link_id, resp):
             self._record(link_id, final_id, "gone", resp)
         return 0
+
+    def _unchanged(self, link_id: int, final_id: int, resp: Response) -> None:
+        """A 304 to a conditional GET: a known dataset (maybe met at a new URL) or a page is as it was."""
+        known_id = self.recrawl.known_for(link_id)
+        if known_id is None:
+            self.recrawl.page_unchanged(self.links.urls[link_id])
+        else:
+            self._record(known_id, final_id, self.recrawl.classify(known_id, resp), resp)
 
     def _read_page(self, page_id: int, resp: Response) -> int:
         """A page's links, after checking the known datasets it listed last time: a file that moved is then
@@ -459,6 +464,8 @@ class Crawler:
         if resp.kind == "html":  # the classifier was wrong; the page is read anyway, its GET is paid for
             self._learn(resp.url, HTML)
             self._process_page(final_id, resp, nesting + 1)
+        elif resp.kind == "unchanged":
+            self._unchanged(link_id, final_id, resp)
         return 0
 
     def _store_target(self, final_id: int, link_id: int, resp: Response) -> int:

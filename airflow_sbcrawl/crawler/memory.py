@@ -52,6 +52,7 @@ class KnownDataset:
     found_on: str = ""
     tag_path: str = ""
     depth: int = 0
+    filename: str = ""  # from Content-Disposition
     contexts: list[str] = field(default_factory=list)  # hashes of the text around links to it (recrawl.py)
 
     @property

@@ -130,6 +130,8 @@ class Recrawl:
         self._leaves: deque[int] = deque()
         self._checks: deque[int] = deque()
         self._done: set[int] = set()
+        self._by_name: dict[str, list[int]] = {}  # file name -> known datasets of that name
+        self._borrowed: dict[int, int] = {}  # new link id -> the known dataset whose validators it was sent
         self._handed = 0
         self._links = None
 
@@ -155,6 +157,8 @@ class Recrawl:
             self.known[link_id] = d
             self._by_page.setdefault(d.found_on, []).append(link_id)
             self._known_sha.add(d.sha256)
+            for name in {_basename(d.url), _basename(d.final_url), d.filename} - {""}:
+                self._by_name.setdefault(name, []).append(link_id)
         self._memory_pages = {links.ids[url] for url in mem.pages}
         self._paths = _productive_paths(mem)
         parents = {p.parent for p in mem.pages.values()}
@@ -270,12 +274,19 @@ class Recrawl:
         if self.memory is None:
             return None
         known = self.known.get(link_id)
+        page = self.memory.pages.get(self._url(link_id)) if known is None else None
+        if known is None and page is None:
+            # A new URL with the file name of one known dataset not checked yet: that file may have moved
+            # here; its validators make the answer a 304 if so (and a download otherwise).
+            same = [i for i in self._by_name.get(_basename(self._url(link_id)), ())
+                    if self._url(i) not in self.status]
+            if len(same) != 1:
+                return None
+            self._borrowed[link_id] = same[0]
+            known = self.known[same[0]]
         if known is not None:
             etag, modified = known.etag, known.last_modified
         else:
-            page = self.memory.pages.get(self._url(link_id))
-            if page is None:
-                return None
             etag, modified = page.etag, page.last_modified
         headers = {}
         if etag:
@@ -283,6 +294,12 @@ class Recrawl:
         if modified:
             headers["If-Modified-Since"] = modified
         return headers or None
+
+    def known_for(self, link_id: int) -> int | None:
+        """The known dataset a 304 to this link speaks for: itself, or the one whose validators it was sent."""
+        if link_id in self.known:
+            return link_id
+        return self._borrowed.get(link_id)
 
     def page_unchanged(self, url: str) -> None:
         self.unchanged_pages.add(url)
@@ -325,6 +342,7 @@ class Recrawl:
             "urgent": list(self._urgent), "claimed": list(self._claimed), "paths": sorted(self._paths),
             "hubs": list(self._hubs), "leaves": list(self._leaves),
             "checks": list(self._checks), "done": sorted(self._done), "by_page": self._by_page,
+            "by_name": self._by_name, "borrowed": {str(k): v for k, v in self._borrowed.items()},
         }
 
     def restore(self, crawler: Crawler, state: dict) -> None:
@@ -345,6 +363,8 @@ class Recrawl:
         self._leaves, self._checks = deque(state["leaves"]), deque(state["checks"])
         self._done = set(state["done"])
         self._by_page = {k: list(v) for k, v in state["by_page"].items()}
+        self._by_name = {k: list(v) for k, v in state["by_name"].items()}
+        self._borrowed = {int(k): int(v) for k, v in state["borrowed"].items()}
 
     # -- end -------------------------------------------------------------------------------------------
     def build_memory(self, crawler: Crawler, rows: list[dict]) -> SiteMemory:
@@ -368,6 +388,7 @@ class Recrawl:
                 first_seen=old.first_seen if old is not None else row.get("fetched_at", now),
                 last_seen=row.get("fetched_at", now), found_on=row.get("found_on", "") or (old.found_on if old else ""),
                 tag_path=row.get("tag_path", "") or (old.tag_path if old else ""), depth=int(row.get("depth", 0)),
+                filename=row.get("filename", "") or (old.filename if old else ""),
                 contexts=old.contexts if old is not None else [])
         for d in datasets.values():
             d.contexts = self._merged_contexts(d.url, d.contexts)
@@ -428,3 +449,9 @@ def _productive_paths(memory: SiteMemory) -> set[str]:
     parents = {p.parent for p in memory.pages.values()}
     counts = Counter(_ID.sub("", p.tag_path) for p in memory.pages.values() if p.tag_path and p.url not in parents)
     return {path for path, n in counts.items() if n >= _PATH_SUPPORT}
+
+
+def _basename(url: str) -> str:
+    """The last path segment of a URL when it names a file (has an extension), else ""."""
+    name = url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    return name if "." in name else ""
