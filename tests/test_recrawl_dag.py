@@ -54,6 +54,8 @@ def test_second_scheduled_run_is_incremental_and_a_cleared_task_recrawls(
     assert first.state == "success"
     one = first.xcom("crawl")
     assert one["warm_from"] == "" and one["changes"]["new"] == one["targets"] > 0
+    first_extra = _event_extra(f"s3://{seaweed_bucket}/crawls/{one['site']}/manifest")
+    assert DagResult(bag.dags["sbcrawl_ingest"].test(run_conf={"crawls": [first_extra]})).state == "success"
     memory_prefix = f"crawls/{one['site']}/memory/"
     assert any(k.endswith("MANIFEST.json") for k in _keys(seaweed, seaweed_bucket, memory_prefix))
 
@@ -89,6 +91,16 @@ def test_second_scheduled_run_is_incremental_and_a_cleared_task_recrawls(
     fresh = {r["sha256"] for r in rows if r["status"] in ("new", "changed")}
     assert detected["files"] == len(fresh)
     assert len(detected["gone_urls"]) == truth["gone"]
+    # "what changed since the last run" is one query on the lake (the README's)
+    from airflow_sbcrawl.lake import query
+
+    changed = query(lake_config, f"""
+        SELECT source_url, crawl_run FROM tables WHERE site = '{two['site']}'
+          AND crawl_run = (SELECT max_by(crawl_run, loaded_at) FROM tables WHERE site = '{two['site']}')""").to_pylist()
+    assert len(changed) == detected["tables"] > 0
+    assert {r["crawl_run"] for r in changed} == {two["run_id"]}
+    fresh_urls = {u for r in rows if r["status"] in ("new", "changed") for u in (r["url"], r["final_url"])}
+    assert {r["source_url"] for r in changed} <= fresh_urls
 
     # 4. clearing the successful crawl task (dag.test of the same run clears its task instances and runs them
     #    again): a new incremental crawl from the memory the cleared crawl left, under its own run id;
