@@ -101,6 +101,13 @@ def test_second_scheduled_run_is_incremental_and_a_cleared_task_recrawls(
     assert {r["crawl_run"] for r in changed} == {two["run_id"]}
     fresh_urls = {u for r in rows if r["status"] in ("new", "changed") for u in (r["url"], r["final_url"])}
     assert {r["source_url"] for r in changed} <= fresh_urls
+    # gone datasets: their tables (loaded by the first run) are marked, not deleted
+    gone = {u for u, st in later.site.changes(0).items() if st == "gone"}
+    marked = query(lake_config, f"SELECT source_url FROM tables WHERE site = '{two['site']}' "
+                                "AND gone_at IS NOT NULL").to_pylist()
+    first_tables = query(lake_config, f"SELECT source_url FROM tables WHERE crawl_run = '{one['run_id']}'").to_pylist()
+    assert marked and {r["source_url"] for r in marked} == gone & {r["source_url"] for r in first_tables}
+    assert ingest.xcom("load_to_lake")["loads"][0]["marked_gone"] == len(marked)
 
     # 4. clearing the successful crawl task (dag.test of the same run clears its task instances and runs them
     #    again): a new incremental crawl from the memory the cleared crawl left, under its own run id;
