@@ -197,10 +197,11 @@ class Crawler:
                 self.budget.bytes = max(self.budget.bytes, nbytes)
                 self.journal.requests, self.journal.bytes = self.budget.requests, self.budget.bytes
         if self.resumed_from is None:  # a new run: warm when a memory exists, unless asked not to be
-            self.recrawl = Recrawl(memory if self.warm_start else None, self.config.max_requests)
+            self.recrawl = Recrawl(memory if self.warm_start else None, self.config.max_requests, previous=memory)
             self.recrawl.seed(self)
         elif self._recrawl_state is not None:
-            self.recrawl = Recrawl(memory if self._recrawl_state.get("warm") else None, self.config.max_requests)
+            self.recrawl = Recrawl(memory if self._recrawl_state.get("warm") else None, self.config.max_requests,
+                                   previous=memory)
             self.recrawl.restore(self, self._recrawl_state)
         self._replay_manifest(count_as_this_crawl=resume)
         # Checkpoints are taken after pages only, so any checkpoint means the start page was crawled.

@@ -111,8 +111,11 @@ class Recrawl:
     validators to send, classifies what the known datasets turned out to be, and builds the memory the
     run leaves behind."""
 
-    def __init__(self, memory: SiteMemory | None, max_requests: int, share: float = RECRAWL_SHARE) -> None:
+    def __init__(self, memory: SiteMemory | None, max_requests: int, share: float = RECRAWL_SHARE,
+                 previous: SiteMemory | None = None) -> None:
         self.memory = memory  # None: a cold crawl (it still leaves a memory behind)
+        # What the memory this run leaves builds on: the warm start's, or the one a cold run ignored.
+        self.previous = memory if memory is not None else previous
         self.allowance = int(share * max_requests)
         self.spent = 0  # revisits and checks handed out
         self.known: dict[int, KnownDataset] = {}  # link id -> what the memory knows of that dataset
@@ -370,7 +373,7 @@ class Recrawl:
     def build_memory(self, crawler: Crawler, rows: list[dict]) -> SiteMemory:
         """The memory this run leaves: the previous one updated with this run's manifest ``rows``."""
         now = _now()
-        previous = self.memory.datasets if self.memory is not None else {}
+        previous = self.previous.datasets if self.previous is not None else {}
         datasets = {url: d for url, d in previous.items() if self.status.get(url) != "gone"}
         for row in rows:
             status = row.get("status", "new")
@@ -403,7 +406,7 @@ class Recrawl:
                   **{f"classifier.{k}": v for k, v in crawler.classifier.arrays().items()}}
         return SiteMemory(
             start_url=crawler.config.start_url, run_id=crawler.run_id, written_at=now,
-            runs=(self.memory.runs if self.memory is not None else 0) + 1,
+            runs=(self.previous.runs if self.previous is not None else 0) + 1,
             model_config={k: config[k] for k in MODEL_KEYS},
             model_state={"policy": crawler.policy.state(), "classifier": crawler.classifier.state()},
             model_arrays=arrays, datasets=datasets, pages=pages)
@@ -424,7 +427,7 @@ class Recrawl:
                 seen.add(parent)
                 score[parent] = score.get(parent, 0) + 1
                 parent = links.parent[parent]
-        previous = self.memory.pages if self.memory is not None else {}
+        previous = self.previous.pages if self.previous is not None else {}
         pages = {}
         for link_id, n in score.items():
             url = links.urls[link_id]
