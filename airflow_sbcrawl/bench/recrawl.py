@@ -1,9 +1,10 @@
 """``sbcrawl bench recrawl``: what a warm, incremental crawl saves over a cold one when a site changed.
 
-Per profile: epoch 0 is crawled cold (that run leaves the site memory); epoch 1 is then crawled (a) cold,
-with no memory, and (b) warm, from that memory. Both are measured on the simulator's log against its
-truth (``Site.changes``): requests until 90 % of the new and changed files were served, body bytes
-downloaded, and how many unchanged files were downloaded again (with and without a validator).
+Per profile: epoch N-1 (``--epoch N``, default 1) is crawled cold (that run leaves the site memory);
+epoch N is then crawled (a) cold, with no memory, and (b) warm, from that memory. Both are measured on
+the simulator's log against its truth (``Site.changes``): requests until 90 % of the new and changed files
+were served, body bytes downloaded, and how many unchanged files were downloaded again (with and without a
+validator).
 The line per profile ends with ``warm/cold <ratio>``: requests to 90 % of new+changed, warm over cold.
 """
 
@@ -72,9 +73,9 @@ def crawl(site: Site, out: Path, max_requests: int, warm: bool, seed: int) -> tu
         return server.log, summary.changes
 
 
-def bench_profile(profile: str, seed: int, budget_factor: float) -> dict:
-    before, after = build_site(profile, seed, epoch=0), build_site(profile, seed, epoch=1)
-    truth = after.changes(0)
+def bench_profile(profile: str, seed: int, budget_factor: float, epoch: int = 1) -> dict:
+    before, after = build_site(profile, seed, epoch=epoch - 1), build_site(profile, seed, epoch=epoch)
+    truth = after.changes(epoch - 1)
     max_requests = int(budget_factor * max(before.url_count, after.url_count))
     with tempfile.TemporaryDirectory(prefix="sbcrawl-recrawl-") as tmp:
         warm_dir, cold_dir = Path(tmp, "warm"), Path(tmp, "cold")
@@ -86,7 +87,7 @@ def bench_profile(profile: str, seed: int, budget_factor: float) -> dict:
         warm = measure(after, log, truth, changes)
         elapsed = time.monotonic() - t0
     counts = {s: sum(v == s for v in truth.values()) for s in ("new", "changed", "moved", "unchanged", "gone")}
-    return {"profile": profile, "seed": seed, "truth": counts, "max_requests": max_requests,
+    return {"profile": profile, "seed": seed, "epoch": epoch, "truth": counts, "max_requests": max_requests,
             "cold": asdict(cold), "warm": asdict(warm), "ratio": warm.requests_to_reach / cold.requests_to_reach,
             "elapsed_s": round(elapsed, 1)}
 
@@ -113,12 +114,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget", type=float, default=1.5,
                         help="request budget of every crawl, as a multiple of the site's URL count")
+    parser.add_argument("--epoch", type=int, default=1,
+                        help="crawl the site at this epoch, warm from a crawl of the epoch before (>= 1)")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     args = parser.parse_args(argv)
+    if args.epoch < 1:
+        parser.error(f"--epoch must be 1 or more, not {args.epoch}")
     results = []
     for profile in args.profiles:
         with contextlib.redirect_stdout(sys.stderr):
-            result = bench_profile(profile, args.seed, args.budget)
+            result = bench_profile(profile, args.seed, args.budget, args.epoch)
         results.append(result)
         print(format_line(result), flush=True)
     if args.json:

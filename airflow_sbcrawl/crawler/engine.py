@@ -472,14 +472,17 @@ class Crawler:
     def _store_target(self, final_id: int, link_id: int, resp: Response) -> int:
         """A target's bytes are stored only when they are new or changed; returns 1 for those."""
         assert resp.path is not None
-        status = self.recrawl.classify(link_id, resp)
+        # A new URL sent a known file's validators (same file name: it may have moved) speaks for that file.
+        known_id = self.recrawl.known_for(link_id)
+        subject = link_id if known_id is None else known_id
+        status = self.recrawl.classify(subject, resp)
         if status == "unchanged":  # same bytes as a known dataset (downloaded: its server gave no validator)
             resp.discard()
-            self._record(link_id, final_id, status, resp)
+            self._record(subject, final_id, status, resp)
             return 0
         self.sink.put_object(resp.sha256, resp.path, resp.mime)
         resp.path = None
-        self._record(link_id, final_id, status, resp)
+        self._record(subject, final_id, status, resp)
         self.targets += 1
         return 1
 

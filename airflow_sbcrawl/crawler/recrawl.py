@@ -128,6 +128,7 @@ class Recrawl:
         self._memory_pages: set[int] = set()
         self._urgent: deque[int] = deque()
         self._claimed: deque[int] = deque()
+        self._unlisted: deque[int] = deque()
         self._paths: set[str] = set()
         self._hubs: deque[int] = deque()
         self._leaves: deque[int] = deque()
@@ -202,11 +203,13 @@ class Recrawl:
         self._handed += 1
         if policy_has_links and self._handed % (_POLICY_EVERY + 1) == 0:
             return None
-        for queue in (self._urgent, self._hubs, self._leaves, self._checks):
+        for queue in (self._urgent, self._hubs, self._unlisted, self._leaves, self._checks):
             while queue:
                 link_id = queue.popleft()
                 if link_id in self._done or (link_id in self.known and self._url(link_id) in self.status):
                     continue
+                if queue is self._unlisted and self._url(link_id) in self.contexts:
+                    continue  # listed on another page this run: checked with the other known files
                 self._done.add(link_id)
                 self.spent += 1
                 return link_id
@@ -242,7 +245,9 @@ class Recrawl:
                 checks.append(link_id)
             elif link_id in self._memory_pages:
                 self._urgent.append(link_id)
-        checks += [i for i in self._by_page.pop(url, ()) if self._url(i) not in contexts and i not in self._done]
+        # Known files the page listed last time and no more: moved or removed, or just listed elsewhere now
+        # (a catalogue's rows shift as datasets are added). Checked after the hubs, unless seen linked again.
+        self._unlisted.extend(i for i in self._by_page.pop(url, ()) if self._url(i) not in contexts)
         checks = [i for i in dict.fromkeys(checks) if self._url(i) not in self.status]
         checks = checks[: max(0, self.allowance - self.spent)]
         self._done.update(checks)
@@ -342,7 +347,8 @@ class Recrawl:
             "spent": self.spent, "handed": self._handed, "status": self.status,
             "page_validators": self.page_validators, "unchanged_pages": sorted(self.unchanged_pages),
             "contexts": {k: sorted(v) for k, v in self.contexts.items()},
-            "urgent": list(self._urgent), "claimed": list(self._claimed), "paths": sorted(self._paths),
+            "urgent": list(self._urgent), "claimed": list(self._claimed), "unlisted": list(self._unlisted),
+            "paths": sorted(self._paths),
             "hubs": list(self._hubs), "leaves": list(self._leaves),
             "checks": list(self._checks), "done": sorted(self._done), "by_page": self._by_page,
             "by_name": self._by_name, "borrowed": {str(k): v for k, v in self._borrowed.items()},
@@ -363,6 +369,7 @@ class Recrawl:
         self.contexts = {k: set(v) for k, v in state["contexts"].items()}
         self._urgent, self._hubs = deque(state["urgent"]), deque(state["hubs"])
         self._claimed, self._paths = deque(state["claimed"]), set(state["paths"])
+        self._unlisted = deque(state["unlisted"])
         self._leaves, self._checks = deque(state["leaves"]), deque(state["checks"])
         self._done = set(state["done"])
         self._by_page = {k: list(v) for k, v in state["by_page"].items()}
