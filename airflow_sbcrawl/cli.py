@@ -25,7 +25,7 @@ def parse_size(text: str) -> int:
 
 
 def _crawl_parser(sub: argparse._SubParsersAction) -> None:
-    from airflow_sbcrawl.crawler.config import NEEDS_TRUTH, POLICIES
+    from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, WITHOUT_TRUTH
 
     p = sub.add_parser("crawl", help="crawl one site for its data files into a local folder")
     p.add_argument("url", help="start URL of the site")
@@ -33,7 +33,9 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-requests", type=int, default=10_000, help="budget of GET and HEAD requests")
     p.add_argument("--max-bytes", type=parse_size, default=parse_size("50G"), help="budget of body bytes")
     p.add_argument("--delay", type=float, default=1.0, help="minimum seconds between requests to one host")
-    p.add_argument("--policy", choices=[x for x in POLICIES if x not in NEEDS_TRUTH], default="sb-classifier")
+    p.add_argument("--policy", choices=WITHOUT_TRUTH, default=DEFAULT_POLICY,
+                   help=f"how the next link is chosen (default {DEFAULT_POLICY}; sb-classifier-paper is the paper's "
+                        "algorithm unchanged; focused, dfs and random are baselines)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target-type", action="append", dest="target_types", metavar="MIME",
                    help="target MIME type (repeat); default: the 38 types of the paper and a few more")
@@ -41,6 +43,11 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=2 * 2**0.5)
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for sites you own)")
     p.add_argument("--no-early-stopping", action="store_true")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="deadline of one response (connect, headers and body; extended while a body arrives "
+                        "at a useful rate)")
+    p.add_argument("--max-crawl-delay", type=float, default=60.0, metavar="SECONDS",
+                   help="cap on a robots.txt Crawl-delay")
     p.add_argument("--checkpoint-every", type=int, default=200, metavar="PAGES")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--resume", action="store_true", help="continue the unfinished crawl saved in --out")
@@ -93,6 +100,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
             options["target_mime_types"] = tuple(args.target_types)
         config = CrawlConfig(
             start_url=args.url, max_requests=args.max_requests, max_bytes=args.max_bytes, delay=args.delay,
+            response_timeout=args.timeout, max_crawl_delay=args.max_crawl_delay,
             policy=args.policy, seed=args.seed, theta=args.theta, alpha=args.alpha,
             respect_robots=not args.no_robots, early_stopping=not args.no_early_stopping,
             checkpoint_every_pages=args.checkpoint_every, **options,
@@ -112,6 +120,9 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    if args.resume and not store.checkpoints() and not store.journal_lines():
+        print(f"sbcrawl crawl: --resume: no crawl state in {store.describe()}: starting a new crawl",
+              file=sys.stderr)
     try:
         summary = crawler.run(resume=args.resume, fresh=args.fresh)
     except (StateExists, CheckpointError, SiteMemoryError) as exc:
@@ -162,11 +173,162 @@ def format_summary(s) -> str:
 
 def cmd_serve_sim(args: argparse.Namespace) -> int:
     from airflow_sbcrawl.sim import serve_forever
+    from airflow_sbcrawl.sim.profiles import get_profile
 
     if args.epoch < 0:
         print(f"sbcrawl serve-sim: --epoch must be 0 or more, not {args.epoch}", file=sys.stderr)
         return 2
-    serve_forever(args.profile, seed=args.seed, port=args.port, epoch=args.epoch)
+    try:
+        get_profile(args.profile)
+    except KeyError as exc:
+        print(f"sbcrawl serve-sim: {exc.args[0]}", file=sys.stderr)
+        return 2
+    try:
+        serve_forever(args.profile, seed=args.seed, port=args.port, epoch=args.epoch)
+    except OSError as exc:
+        print(f"sbcrawl serve-sim: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}"
+              " (is another server using it? choose one with --port)", file=sys.stderr)
+        return 1
+    return 0
+
+
+# -- table tools: the ingestion pipeline without Airflow ------------------------------------------------------
+def _tables_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tables", help="find statistics tables in files (Parquet + index, as the Airflow operator)")
+    tsub = p.add_subparsers(dest="tables_command", required=True)
+    d = tsub.add_parser("detect", help="detect the tables in files, folders or a folder made by 'sbcrawl crawl'")
+    d.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                   help="a file, a folder (every file in it, recursively) or an 'sbcrawl crawl --out' folder "
+                        "(its manifest gives each object's URL and MIME type)")
+    d.add_argument("--out", required=True, type=Path, help="new or empty folder for tables/*.parquet, "
+                                                           "tables.jsonl (the index) and errors.jsonl")
+    d.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def _lake_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("lake", help="load detected tables into the Iceberg lake")
+    lsub = p.add_subparsers(dest="lake_command", required=True)
+    ld = lsub.add_parser("load", help="load a 'sbcrawl tables detect' folder into an Iceberg REST catalog")
+    ld.add_argument("dir", type=Path, help="folder holding tables.jsonl and tables/")
+    ld.add_argument("--catalog", required=True, metavar="JSON|FILE",
+                    help="the pyiceberg catalog properties (as the sbcrawl_iceberg connection's extra): a JSON "
+                         "object, or a file holding one; 'namespace' in it sets the namespace")
+    ld.add_argument("--namespace", help="Iceberg namespace (default: the catalog's 'namespace', else sbcrawl)")
+    ld.add_argument("--site", help="the site the tables come from (default: the host of their source URLs)")
+    ld.add_argument("--crawl-run", default=None, help="crawl run id recorded with the tables")
+    ld.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _detect_inputs(paths: list[Path]) -> list:
+    """InputFiles for the given paths; a crawl folder's objects carry their manifest's URL and MIME type."""
+    from airflow_sbcrawl.tables import InputFile
+
+    inputs = []
+    for path in paths:
+        if not path.exists():
+            raise ValueError(f"{path}: no such file or folder")
+        manifest = path / "manifest.jsonl"
+        if path.is_dir() and manifest.is_file() and (path / "objects").is_dir():
+            rows = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
+            for row in {r["sha256"]: r for r in reversed(rows)}.values():  # first row of each file wins
+                obj = path / "objects" / row["sha256"]
+                if obj.is_file():
+                    inputs.append(InputFile(obj, mime=row.get("mime"), source_url=row.get("url", ""),
+                                            crawl_run=row.get("run_id", ""), name=row.get("filename") or ""))
+        elif path.is_dir():
+            inputs.extend(InputFile(f, source_url=str(f)) for f in sorted(path.rglob("*")) if f.is_file())
+        else:
+            inputs.append(InputFile(path, source_url=str(path)))
+    return inputs
+
+
+def cmd_tables(args: argparse.Namespace) -> int:
+    from airflow_sbcrawl.tables import detect_to_dir
+    from airflow_sbcrawl.tables.output import INDEX_NAME
+
+    out: Path = args.out
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        print(f"sbcrawl tables detect: --out {out} is not an empty folder (an index there would be appended to)",
+              file=sys.stderr)
+        return 2
+    try:
+        inputs = _detect_inputs(args.paths)
+    except (ValueError, OSError, KeyError) as exc:
+        print(f"sbcrawl tables detect: {exc}", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    summary = detect_to_dir(inputs, out)
+    summary["index"] = str(out / INDEX_NAME)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"{summary['files']} files: {summary['tables']} tables ({summary['observations']:,} observations) in "
+              f"{summary['files_with_tables']} files, {summary['errors']} unreadable parts")
+        print(f"  index  {summary['index']}")
+    return 0
+
+
+def _catalog_properties(text: str) -> dict:
+    source = Path(text)
+    try:
+        raw = source.read_text(encoding="utf-8") if not text.lstrip().startswith("{") and source.is_file() else text
+        props = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--catalog is neither a JSON object nor a file holding one ({exc.msg})") from None
+    if not isinstance(props, dict):
+        raise ValueError("--catalog must be a JSON object of pyiceberg catalog properties")
+    return props
+
+
+def _common_site(hosts: set[str]) -> str:
+    """The site of crawled tables: the domain their hosts share (``www.stats.example`` and
+    ``data.stats.example`` -> ``stats.example``), as a crawl's scope takes in subdomains."""
+    labels = [h.removeprefix("www.").split(".") for h in hosts]
+    if not labels or not all(all(parts) for parts in labels):
+        raise ValueError("the tables come from local files, not crawled URLs: give --site")
+    common: list[str] = []
+    for group in zip(*(reversed(parts) for parts in labels), strict=False):
+        if len(set(group)) > 1:
+            break
+        common.insert(0, group[0])
+    if len(common) < 2:
+        raise ValueError(f"the tables come from unrelated sites ({', '.join(sorted(hosts))}): give --site")
+    return ".".join(common)
+
+
+def cmd_lake(args: argparse.Namespace) -> int:
+    from urllib.parse import urlsplit
+
+    from airflow_sbcrawl.lake import CatalogConfig, LakeError, load_tables
+    from airflow_sbcrawl.lake.catalog import DEFAULT_NAMESPACE
+    from airflow_sbcrawl.tables import read_tables
+    from airflow_sbcrawl.tables.output import INDEX_NAME
+
+    index = args.dir / INDEX_NAME
+    if not index.is_file():
+        print(f"sbcrawl lake load: {index} not found: give a folder made by 'sbcrawl tables detect'", file=sys.stderr)
+        return 2
+    try:  # bad input (exit 2) is told apart from a catalog that fails (exit 1)
+        props = _catalog_properties(args.catalog)
+        namespace = args.namespace or props.pop("namespace", None) or DEFAULT_NAMESPACE
+        props.pop("namespace", None)
+        config = CatalogConfig.from_properties(props, namespace=namespace)
+        tables = read_tables(index)
+        site = args.site or _common_site({urlsplit(t.provenance.source_url).hostname or "" for t in tables})
+    except (ValueError, OSError, LakeError) as exc:
+        print(f"sbcrawl lake load: {exc}", file=sys.stderr)
+        return 2
+    try:
+        result = load_tables(config, tables, site=site, crawl_run=args.crawl_run)
+    except LakeError as exc:
+        print(f"sbcrawl lake load: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({**result.as_dict(), "namespace": namespace}, indent=2))
+    else:
+        print(f"loaded {result.tables} tables and {result.observations:,} observations of {result.sources} source "
+              f"files into {namespace} (site {site}; replaced {result.replaced_tables} tables, "
+              f"{result.replaced_observations:,} observations of earlier loads)")
     return 0
 
 
@@ -181,9 +343,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8900)
     p.add_argument("--epoch", type=int, default=0,
                    help="serve the site as it is this many periods later (new, updated, removed, moved files)")
-    p = sub.add_parser("bench", help="benchmarks: crawl policies, recrawls, or table detection")
-    p.add_argument("what", choices=["crawl", "tables", "cost", "recrawl"])
+    p = sub.add_parser("bench", help="benchmarks: crawl policies, the evaluation harness, recrawls, or tables")
+    p.add_argument("what", choices=["crawl", "tables", "cost", "harness", "recrawl"])
     p.add_argument("rest", nargs=argparse.REMAINDER, help="options of that benchmark (see --help there)")
+    _tables_parser(sub)
+    _lake_parser(sub)
     return parser
 
 
@@ -194,6 +358,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from airflow_sbcrawl.bench.crawl import main as bench_main
     elif args.what == "recrawl":
         from airflow_sbcrawl.bench.recrawl import main as bench_main
+    elif args.what == "harness":
+        from airflow_sbcrawl.bench.harness import main as bench_main
     else:
         from airflow_sbcrawl.bench.cost import main as bench_main
     return bench_main(args.rest)
@@ -203,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    handlers = {"crawl": cmd_crawl, "serve-sim": cmd_serve_sim, "bench": cmd_bench}
+    handlers = {"crawl": cmd_crawl, "serve-sim": cmd_serve_sim, "bench": cmd_bench, "tables": cmd_tables,
+                "lake": cmd_lake}
     return handlers[args.command](args)
 
 

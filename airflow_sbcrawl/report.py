@@ -47,7 +47,7 @@ def write_report(crawler: Crawler, summary: CrawlSummary, out_dir: str | Path,
         "## Why the crawl stopped\n\n" + _stop_section(summary),
         f"## Harvest\n\n![harvest curve]({harvest_png.name})\n\n"
         f"{summary.targets:,} targets in {summary.requests:,} requests ({summary.head_requests:,} HEAD) over "
-        f"{summary.pages:,} pages.",
+        f"{summary.pages:,} pages." + _resumes_text(crawler.resumes),
         _groups_section(groups, groups_png, described, summary.policy),
         _confusion_section(crawler, summary, truth),
     ]
@@ -71,6 +71,21 @@ def _overview(summary: CrawlSummary, described: dict[str, Any]) -> str:
         ("time", f"{summary.elapsed_s:.1f} s wall, {summary.cpu_s:.1f} s CPU"),
     ]
     return "## Overview\n\n" + _md_table(("", ""), rows)
+
+
+def _resumes_text(resumes: list[dict[str, Any]]) -> str:
+    """The crawl's history across runs: totals cover every run, pages only the checkpointed segments."""
+    if not resumes:
+        return ""
+    lost = sum(r["lost_requests"] for r in resumes)
+    replayed = sum(r["replayed_targets"] for r in resumes)
+    sources = ", ".join("no checkpoint" if r["from_checkpoint"] is None else f"checkpoint {r['from_checkpoint']}"
+                        for r in resumes)
+    times = "once" if len(resumes) == 1 else f"{len(resumes)} times"
+    return (f"\n\nThe crawl was resumed {times} ({sources}). The totals cover every run: {lost:,} requests and "
+            f"{replayed:,} targets of segments cut off after their last checkpoint are included, but the pages of "
+            "those segments are not known, so they are not counted; the harvest curve draws those segments "
+            "dashed.")
 
 
 def _stop_section(summary: CrawlSummary) -> str:
@@ -152,7 +167,16 @@ def _harvest_png(crawler: Crawler, summary: CrawlSummary, path: Path) -> Path:
     requests = np.frombuffer(crawler.harvest_requests, dtype=np.int64)
     targets = np.frombuffer(crawler.harvest_targets, dtype=np.int64)
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(np.concatenate([[0], requests]), np.concatenate([[0], targets]), lw=1.5)
+    xs, ys = np.concatenate([[0], requests]), np.concatenate([[0], targets])
+    # Segments lost to a kill end at the point a resume added (index at_page of the arrays, +1 here).
+    cuts = sorted({r["at_page"] + 1 for r in crawler.resumes
+                   if r.get("at_page") is not None and r["at_page"] + 1 < len(xs)})
+    start = 0
+    for cut in [*cuts, len(xs)]:
+        ax.plot(xs[start:cut], ys[start:cut], lw=1.5, color="C0")
+        if cut < len(xs):
+            ax.plot(xs[cut - 1:cut + 1], ys[cut - 1:cut + 1], lw=1.5, ls="--", color="C1")
+        start = cut
     ax.set_xlabel("requests (GET + HEAD)")
     ax.set_ylabel("targets retrieved")
     ax.set_title(f"{summary.policy}: {summary.targets:,} targets, {summary.requests:,} requests")

@@ -10,6 +10,10 @@ out=benchmarks/results
     --policies sb-classifier,focused,bfs,omniscient --out "$out/crawl-unseen"
 # Table 4: alpha, n, theta one at a time, SB-CLASSIFIER, on small and deep.
 .venv/bin/sbcrawl bench crawl --sweep --profiles small,deep --repeats 1 --policies sb-classifier --jobs 2 --out "$out/sweep"
+# The shared evaluation harness (../shared/eval, server-side scoring): every development profile x 3 seeds,
+# budget 1.5 x the site's URLs, the default policy next to the paper's algorithm and FOCUSED (~40 min).
+.venv/bin/sbcrawl bench harness --seeds 1,2,3 --policies default,sb-classifier-paper,focused --jobs 2 \
+    --out "$out/harness"
 # Cost at scale: synthetic frontiers, then real crawls of the large profile.
 .venv/bin/sbcrawl bench cost --crawls 0 --out "$out/cost-frontier"
 .venv/bin/sbcrawl bench cost --frontiers "" --crawls 1000,50000 --out "$out/cost-crawl"

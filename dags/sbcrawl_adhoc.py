@@ -1,21 +1,24 @@
 """A crawl of any site, triggered from the Airflow UI with validated Params.
 
-The trigger form checks the start URL (http/https), the budgets (bounds) and offers the engine's target
-MIME types as a multi-select; the operator validates again before any request (Params can be bypassed
-through the API with ``conf``).
+The trigger form (``airflow_sbcrawl.operators.params.crawl_params``) asks for a start URL (required, empty,
+the providers' start URLs offered as suggestions), the request and download budgets with their bounds, the
+kinds of files to collect (CSV, spreadsheets, PDF, JSON, XML/SDMX, archives, …, each mapped to its MIME
+types) and the strategy (SB-CLASSIFIER or breadth-first). The operator validates again before any request
+(Params can be bypassed through the API with ``conf``), and refuses non-public start addresses.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
-from airflow.sdk import DAG, Param
+from airflow.sdk import DAG
 
-from airflow_sbcrawl.crawler.mimes import TARGET_MIME_TYPES
 from airflow_sbcrawl.operators.crawl import SBCrawlOperator
-from airflow_sbcrawl.operators.settings import CrawlSettings
+from airflow_sbcrawl.operators.params import crawl_params, mime_types_for
+from airflow_sbcrawl.operators.settings import CrawlSettings, load_providers
 
-settings = CrawlSettings.from_env()
+settings = CrawlSettings.from_env(dags_folder=Path(__file__).parent)
 
 with DAG(
     dag_id="sbcrawl_adhoc",
@@ -25,28 +28,8 @@ with DAG(
     catchup=False,
     tags=["sbcrawl"],
     render_template_as_native_obj=True,  # budgets stay ints and the MIME list a list
-    params={
-        "start_url": Param(
-            "https://www.example.org/",
-            type="string",
-            pattern=r"^https?://[^\s/:?#]+(:[0-9]{1,5})?(/[^\s]*)?$",
-            title="Start URL",
-            description="Page the crawl starts from; its host and subdomains are the crawl's scope.",
-        ),
-        "max_requests": Param(2000, type="integer", minimum=1, maximum=1_000_000, title="Request budget",
-                              description="GET and HEAD requests, robots.txt and retries included."),
-        "max_megabytes": Param(1024, type="integer", minimum=1, maximum=1_000_000, title="Byte budget (MB)"),
-        "target_mime_types": Param(
-            list(TARGET_MIME_TYPES),
-            type="array",
-            items={"type": "string", "enum": list(TARGET_MIME_TYPES)},
-            examples=list(TARGET_MIME_TYPES),  # 'examples' on an array makes the form a multi-select
-            minItems=1,
-            uniqueItems=True,
-            title="Target MIME types",
-        ),
-        "policy": Param("sb-classifier", type="string", enum=["sb-classifier", "bfs", "dfs", "random"]),
-    },
+    user_defined_macros={"mime_types_for": mime_types_for},
+    params=crawl_params(p.start_url for p in load_providers(settings.providers_file)),
 ) as dag:
     SBCrawlOperator(
         task_id="crawl",
@@ -56,9 +39,11 @@ with DAG(
         aws_conn_id=settings.aws_conn_id,
         max_requests="{{ params.max_requests }}",
         max_bytes="{{ params.max_megabytes * 1024 * 1024 }}",
-        target_mime_types="{{ params.target_mime_types }}",
+        target_mime_types="{{ mime_types_for(params.target_families) }}",
         policy="{{ params.policy }}",
-        crawl_options=settings.crawl_options,
+        # Refuses start URLs on non-public addresses again (Params can be bypassed with conf), and a public
+        # name resolving to one is refused when connecting.
+        crawl_options={**settings.crawl_options, "allow_private_start": False},
         retries=settings.retries,
         retry_delay=settings.retry_delay,
     )

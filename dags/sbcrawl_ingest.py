@@ -9,16 +9,15 @@ reads them from there.
 A run can also be started by hand (or from a test) with the same data as ``conf``:
 ``{"crawls": [<SBCrawlOperator return value or manifest event extra>, ...]}``.
 
-Environment (parse time, as for the crawl DAGs): ``SBCRAWL_BUCKET``, ``SBCRAWL_PREFIX``,
-``SBCRAWL_AWS_CONN_ID``, ``SBCRAWL_PROVIDERS_FILE`` (see operators/settings.py), and
-``SBCRAWL_LAKE_CONN_ID`` (default ``sbcrawl_lake``: the Iceberg catalog connection, see hooks/lake.py),
-``SBCRAWL_LAKE_NAMESPACE`` (default: the connection's ``namespace`` extra, else ``sbcrawl``).
+Settings (parse time, as for the crawl DAGs; see operators/settings.py): bucket, prefix, aws_conn_id,
+providers_file, and lake_conn_id (default ``sbcrawl_lake``: the Iceberg catalog connection, see
+hooks/lake.py), lake_namespace (default: the connection's ``namespace`` extra, else ``sbcrawl``).
 """
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
+from pathlib import Path
 
 from airflow.sdk import DAG, Asset, AssetAlias, AssetAny
 
@@ -28,7 +27,7 @@ from airflow_sbcrawl.operators.lake import LoadToLakeOperator
 from airflow_sbcrawl.operators.settings import CrawlSettings, load_providers
 from airflow_sbcrawl.operators.tables import DetectTablesOperator
 
-settings = CrawlSettings.from_env()
+settings = CrawlSettings.from_env(dags_folder=Path(__file__).parent)
 # The same URIs SBCrawlOperator gives its outlet in dags/sbcrawl_providers.py (one per site).
 manifests = {S3CrawlLayout(settings.bucket, settings.prefix, site_key(p.start_url)).manifest_uri()
              for p in load_providers(settings.providers_file)}
@@ -55,8 +54,8 @@ with DAG(
     LoadToLakeOperator(
         task_id="load_to_lake",
         detected=detect.output,
-        catalog_conn_id=os.environ.get("SBCRAWL_LAKE_CONN_ID") or "sbcrawl_lake",
-        namespace=os.environ.get("SBCRAWL_LAKE_NAMESPACE") or None,
+        catalog_conn_id=settings.lake_conn_id,
+        namespace=settings.lake_namespace,
         aws_conn_id=settings.aws_conn_id,
         retries=settings.retries,
         retry_delay=settings.retry_delay,

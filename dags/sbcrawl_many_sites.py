@@ -8,13 +8,15 @@ The sites come from the trigger's ``start_urls`` (default: every provider of the
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
-from airflow.sdk import DAG, AssetAlias, Param, task
+from airflow.sdk import DAG, AssetAlias, task
 
 from airflow_sbcrawl.operators.crawl import MANIFEST_ALIAS, SBCrawlOperator
+from airflow_sbcrawl.operators.params import site_list_params
 from airflow_sbcrawl.operators.settings import CrawlSettings, load_providers
 
-settings = CrawlSettings.from_env()
+settings = CrawlSettings.from_env(dags_folder=Path(__file__).parent)
 default_sites = [p.start_url for p in load_providers(settings.providers_file)]
 
 with DAG(
@@ -24,11 +26,7 @@ with DAG(
     start_date=datetime(2025, 1, 1),
     catchup=False,
     tags=["sbcrawl"],
-    params={
-        "start_urls": Param(default_sites, type="array", items={"type": "string", "pattern": r"^https?://"},
-                            minItems=1, title="Start URLs"),
-        "max_requests": Param(2000, type="integer", minimum=1, maximum=1_000_000, title="Request budget per site"),
-    },
+    params=site_list_params(default_sites),
 ) as dag:
 
     @task

@@ -3,18 +3,21 @@
 Each DAG runs one SBCrawlOperator; its manifest Asset (s3://<bucket>/<prefix>/<site>/manifest) is what
 ingestion DAGs schedule on. Bucket, prefix, connection and global crawl options come from the environment
 (see airflow_sbcrawl.operators.settings), so the same file serves production and a local simulator.
+The list is ``providers.yaml`` next to this file unless configured. A bad entry gets no DAG, and
+``sbcrawl_providers_check.py`` reports it as an import error; the other entries' DAGs are unaffected.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from airflow.sdk import DAG
 
 from airflow_sbcrawl.operators.crawl import SBCrawlOperator
 from airflow_sbcrawl.operators.settings import CrawlSettings, load_providers
 
-settings = CrawlSettings.from_env()
+settings = CrawlSettings.from_env(dags_folder=Path(__file__).parent)
 
 for provider in load_providers(settings.providers_file):
     with DAG(

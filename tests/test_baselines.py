@@ -6,9 +6,10 @@ import pytest
 
 from airflow_sbcrawl.bench.runner import CrawlSpec, make_crawler, proxied
 from airflow_sbcrawl.bench.truth import site_truth
-from airflow_sbcrawl.crawler.baselines import FocusedPolicy, TagPathOfflinePolicy, omniscient_fetches
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.policies import NewLink
+from airflow_sbcrawl.crawler.policies.focused import FocusedPolicy
+from airflow_sbcrawl.crawler.policies.oracles import TagPathOfflinePolicy, omniscient_fetches
 from airflow_sbcrawl.sim import SimServer
 from airflow_sbcrawl.sim.profiles import get_profile
 from airflow_sbcrawl.sim.site import Route, Site

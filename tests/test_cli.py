@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -87,7 +88,8 @@ def test_non_html_start_page_is_stored_as_a_target(tiny_server, sim_proxy_env, t
 
 
 def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tiny_server, tmp_path):
-    """Kill the crawler process with SIGKILL at several random moments, resume it each time."""
+    """Kill the crawler process with SIGKILL at several random moments, resume it each time; once, in the
+    middle, the newest checkpoint is corrupted as well (a torn write on shared storage)."""
     site = tiny_server.site
     env = {**os.environ, "HTTP_PROXY": tiny_server.proxy_url, "http_proxy": tiny_server.proxy_url}
     env.pop("NO_PROXY", None)
@@ -97,6 +99,7 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tiny_server, tmp
             *FAST, "--max-requests", str(budget), "--checkpoint-every", "10"]
     rng = random.Random(7)
     kills = 0
+    corrupted = ""
     first = True
     for _attempt in range(12):
         cmd = args if first else [*args, "--resume"]
@@ -108,6 +111,10 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tiny_server, tmp
                 proc.send_signal(signal.SIGKILL)
                 proc.wait()
                 kills += 1
+                checkpoints = sorted((tmp_path / "state").glob("ckpt-*"))
+                if kills >= 3 and not corrupted and len(checkpoints) >= 2:
+                    (checkpoints[-1] / "arrays.npz").write_bytes(b"torn")
+                    corrupted = checkpoints[-1].name
                 continue
         out, err = proc.communicate(timeout=240)
         assert proc.returncode == 0, err.decode()
@@ -126,5 +133,11 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tiny_server, tmp
         assert hashlib.sha256((tmp_path / "objects" / row["sha256"]).read_bytes()).hexdigest() == row["sha256"]
     assert len(tiny_server.log) <= budget, "the budget did not hold across the resumes"
     assert b"stopped:" in out
-    print(f"\nSIGKILL test: {kills} kills, {len(rows)} targets listed once each, {len(objects)} objects, "
-          f"{len(tiny_server.log)} requests seen by the server (budget {budget})")
+    # Every request the server saw is counted, even those made after the checkpoint that was corrupted;
+    # a kill can only leave a request counted but not sent.
+    assert corrupted, "no checkpoint to corrupt: the kills came too early"
+    counted = int(re.search(rb"requests +([\d,]+)", out).group(1).replace(b",", b""))
+    assert len(tiny_server.log) <= counted <= len(tiny_server.log) + kills
+    print(f"\nSIGKILL test: {kills} kills, {corrupted} corrupted, {len(rows)} targets listed once each, "
+          f"{len(objects)} objects, {len(tiny_server.log)} requests seen by the server, {counted} counted "
+          f"(budget {budget})")

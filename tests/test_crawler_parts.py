@@ -16,7 +16,8 @@ from airflow_sbcrawl.crawler.config import ConfigError, CrawlConfig
 from airflow_sbcrawl.crawler.earlystop import EarlyStopping
 from airflow_sbcrawl.crawler.frontier import LinkTable, RandomBag
 from airflow_sbcrawl.crawler.html import extract_links
-from airflow_sbcrawl.crawler.policies import NewLink, SleepingBanditPolicy
+from airflow_sbcrawl.crawler.policies import NewLink
+from airflow_sbcrawl.crawler.policies.sb import SleepingBanditPolicy
 from airflow_sbcrawl.crawler.tagpath import TagPathVectorizer
 from airflow_sbcrawl.crawler.urls import InvalidURL, Scope, extension, normalize, resolve
 
@@ -301,3 +302,47 @@ def test_numbered_cms_ids_do_not_split_tag_paths():
     assert np.array_equal(a, b)
     raw = TagPathVectorizer(ignore_digits=False)
     assert not np.array_equal(raw.transform_one("html div#node-1 a"), raw.transform_one("html div#node-2 a"))
+
+
+def test_budget_is_journaled_before_spending_so_no_outage_lets_it_overshoot():
+    class Journal:
+        def __init__(self) -> None:
+            self.totals, self.down = [0, 0], False
+
+        def record(self, requests: int, nbytes: int) -> None:
+            if self.down:
+                raise OSError("storage unreachable")
+            self.totals[0] += requests
+            self.totals[1] += nbytes
+
+        def restore(self, requests: int, nbytes: int) -> None:
+            self.totals = [requests, nbytes]
+
+    journal = Journal()
+    budget = Budget(100, 10**9, journal, request_lease=10)
+    for _ in range(12):
+        budget.reserve_request()
+    assert budget.requests == 12 and journal.totals[0] == 20  # leased ahead, two writes
+    budget.spend_bytes(5000)
+    assert journal.totals[1] >= 5000
+    for _ in range(8):
+        budget.reserve_request()  # within the lease: no write needed
+    journal.down = True
+    with pytest.raises(OSError):
+        budget.reserve_request()  # the 21st request needs a journal write: it is never counted nor sent
+    assert budget.requests == 20
+    # A resume from the journal alone (its checkpoints lost) starts at or above what was spent.
+    resumed = Budget(100, 10**9, Journal(), request_lease=10)
+    resumed.restore(*journal.totals)
+    assert resumed.requests >= 20 and resumed.bytes >= 5000
+
+
+def test_ipv6_literals_keep_their_brackets_and_scope_includes_the_port():
+    assert normalize("http://[2001:DB8::1]:8080/a/../b") == "http://[2001:db8::1]:8080/b"
+    assert normalize("http://[::1]/") == "http://[::1]/"
+    assert resolve("http://[::1]:8080/x/", "y") == "http://[::1]:8080/x/y"
+    scope = Scope("http://127.0.0.1:8900/")
+    assert "http://127.0.0.1:8900/a" in scope and "http://127.0.0.1:6379/" not in scope
+    site = Scope("http://www.stats.example/")
+    assert "https://data.stats.example/x" in site  # subdomains, and the move to TLS
+    assert "http://stats.example:8080/" not in site and "https://stats.example:8443/" not in site

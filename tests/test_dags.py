@@ -11,14 +11,18 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _bag(monkeypatch, providers_file: Path | None = None, **env: str):
+def _load(monkeypatch, providers_file: Path | None = None, **env: str):
     from airflow.dag_processing.dagbag import DagBag
 
     if providers_file is not None:
         monkeypatch.setenv("SBCRAWL_PROVIDERS_FILE", str(providers_file))
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    bag = DagBag(dag_folder=str(REPO / "dags"))
+    return DagBag(dag_folder=str(REPO / "dags"))
+
+
+def _bag(monkeypatch, providers_file: Path | None = None, **env: str):
+    bag = _load(monkeypatch, providers_file, **env)
     assert bag.import_errors == {}
     return bag
 
@@ -34,28 +38,197 @@ def test_one_dag_per_provider_with_its_manifest_asset(monkeypatch):
     assert {"sbcrawl_adhoc", "sbcrawl_many_sites"} <= set(bag.dag_ids)
 
 
-def test_bad_provider_entry_is_a_clear_import_error(tmp_path):
+def test_providers_file_is_found_next_to_the_dag_files(monkeypatch, tmp_path):
+    """As in a Docker image: the DAG files copied into a folder of their own, the package installed
+    elsewhere, no SBCRAWL_PROVIDERS_FILE: the list next to the DAG files is the one used."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    monkeypatch.delenv("SBCRAWL_PROVIDERS_FILE", raising=False)
+    for path in (REPO / "dags").glob("*.py"):
+        (tmp_path / path.name).write_text(path.read_text())
+    (tmp_path / "providers.yaml").write_text(json.dumps({"providers": [
+        {"id": "only_here", "start_url": "https://stats.example.org/", "schedule": None}]}))
+    bag = DagBag(dag_folder=str(tmp_path))
+    assert bag.import_errors == {}
+    assert [d for d in bag.dag_ids if d not in ("sbcrawl_adhoc", "sbcrawl_many_sites", "sbcrawl_ingest")] == [
+        "sbcrawl_only_here"]
+    assert bag.dags["sbcrawl_many_sites"].params["start_urls"] == ["https://stats.example.org/"]
+
+
+def test_bad_provider_entry_breaks_only_its_own_dag(monkeypatch, tmp_path):
+    providers = tmp_path / "p.yaml"
+    providers.write_text(json.dumps({"providers": [
+        {"id": "good", "start_url": "https://good.example/", "schedule": None},
+        {"id": "x", "start_url": "https://x.example/", "max_requests": 0},
+        {"id": "Bad-Id", "start_url": "https://y.example/"},
+        {"id": "other", "start_url": "https://other.example/", "schedule": "@daily"},
+    ]}))
+    bag = _load(monkeypatch, providers)
+    # every DAG file but the check loads, with the good entries' DAGs
+    assert {"sbcrawl_good", "sbcrawl_other", "sbcrawl_adhoc", "sbcrawl_many_sites", "sbcrawl_ingest"} <= set(
+        bag.dag_ids)
+    assert not {"sbcrawl_x", "sbcrawl_Bad-Id"} & set(bag.dag_ids)
+    assert bag.dags["sbcrawl_many_sites"].params["start_urls"] == ["https://good.example/", "https://other.example/"]
+    # one import error, in the check file, naming both bad entries and why
+    assert [Path(p).name for p in bag.import_errors] == ["sbcrawl_providers_check.py"]
+    error = next(iter(bag.import_errors.values()))
+    assert "2 bad provider entries" in error
+    assert "entry 2: provider 'x': max_requests must be a whole number >= 1, got 0" in error
+    assert "entry 3: provider id 'Bad-Id'" in error
+
+
+def test_read_providers_reports_each_bad_entry(tmp_path):
     from airflow_sbcrawl.crawler import ConfigError
-    from airflow_sbcrawl.operators.settings import load_providers
+    from airflow_sbcrawl.operators.settings import read_providers
 
     bad = tmp_path / "p.yaml"
-    bad.write_text(json.dumps({"providers": [{"id": "x", "start_url": "https://x.example/", "max_requests": 0}]}))
-    with pytest.raises(ConfigError, match="provider 'x': max_requests"):
-        load_providers(bad)
+    bad.write_text(json.dumps({"providers": [{"id": "x", "start_url": "https://x.example/", "max_requests": 0},
+                                             {"id": "x2", "start_url": "https://x.example/", "colour": "red"},
+                                             "just a string",
+                                             {"id": "ok", "start_url": "https://ok.example/"},
+                                             {"id": "ok", "start_url": "https://ok2.example/"}]}))
+    listing = read_providers(bad)
+    assert [p.id for p in listing.providers] == ["ok"]
+    assert listing.errors[0] == "entry 1: provider 'x': max_requests must be a whole number >= 1, got 0"
+    assert listing.errors[1].startswith("entry 2: provider 'x2': ") and "colour" in listing.errors[1]
+    assert listing.errors[2].startswith("entry 3: expected a mapping")
+    assert listing.errors[3] == "entry 5: provider id 'ok' appears twice"
+    with pytest.raises(ConfigError, match="4 bad provider entries"):
+        listing.raise_errors()
+    with pytest.raises(ConfigError, match=r"providers' list .*missing.yaml: No such file"):
+        read_providers(tmp_path / "missing.yaml")
+    (tmp_path / "broken.yaml").write_text("providers: [\n")
+    with pytest.raises(ConfigError, match="is not valid YAML"):
+        read_providers(tmp_path / "broken.yaml")
 
 
-def test_ui_params_are_validated(monkeypatch):
-    from airflow.sdk.definitions.param import ParamsDict
+@pytest.mark.parametrize(("env", "message"), [
+    ({"SBCRAWL_CRAWL_OPTIONS": "{delay: 0}"}, "SBCRAWL_CRAWL_OPTIONS is not valid JSON"),
+    ({"SBCRAWL_CRAWL_OPTIONS": "[1]"}, "SBCRAWL_CRAWL_OPTIONS must be a JSON object"),
+    ({"SBCRAWL_CRAWL_OPTIONS": '{"dellay": 0}'}, "SBCRAWL_CRAWL_OPTIONS: unknown crawl settings dellay"),
+    ({"SBCRAWL_RETRIES": "two"}, "SBCRAWL_RETRIES must be a whole number, got 'two'"),
+    ({"SBCRAWL_RETRY_DELAY_S": "-1"}, "SBCRAWL_RETRY_DELAY_S must be >= 0"),
+])
+def test_environment_errors_name_the_variable(monkeypatch, env, message):
+    from airflow_sbcrawl.crawler import ConfigError
+    from airflow_sbcrawl.operators.settings import CrawlSettings
+
+    with pytest.raises(ConfigError, match=message):
+        CrawlSettings.from_env(env, dags_folder=REPO / "dags", use_airflow_config=False)
+    bag = _load(monkeypatch, **env)  # and that is what every DAG file's import error says
+    assert sorted(Path(p).name for p in bag.import_errors) == sorted(p.name for p in (REPO / "dags").glob("*.py"))
+    assert all(message in e for e in bag.import_errors.values())
+
+
+def test_airflow_config_section_is_read_and_env_overrides_it(monkeypatch):
+    from airflow_sbcrawl.operators.settings import CrawlSettings
+
+    monkeypatch.setenv("AIRFLOW__SBCRAWL__BUCKET", "from-config")
+    monkeypatch.setenv("AIRFLOW__SBCRAWL__CRAWL_OPTIONS", '{"delay": 2}')
+    monkeypatch.delenv("SBCRAWL_BUCKET", raising=False)
+    monkeypatch.delenv("SBCRAWL_CRAWL_OPTIONS", raising=False)
+    settings = CrawlSettings.from_env(dags_folder=REPO / "dags")
+    assert (settings.bucket, settings.crawl_options) == ("from-config", {"delay": 2})
+    monkeypatch.setenv("SBCRAWL_BUCKET", "from-env")
+    assert CrawlSettings.from_env(dags_folder=REPO / "dags").bucket == "from-env"
+    monkeypatch.setenv("AIRFLOW__SBCRAWL__CRAWL_OPTIONS", "nope")
+    with pytest.raises(ValueError, match=r"\[sbcrawl\] crawl_options \(AIRFLOW__SBCRAWL__CRAWL_OPTIONS\) is not valid"):
+        CrawlSettings.from_env(dags_folder=REPO / "dags")
+
+
+def _with(params, key: str, value):
+    """A copy of ``params`` where ``key`` holds ``value`` (validated against its Param's schema)."""
+    from airflow.sdk.definitions.param import Param, ParamsDict
+
+    return ParamsDict({**{k: params.get_param(k) for k in params},
+                       key: Param(value, **params.get_param(key).schema)})
+
+
+def test_trigger_form_fields_have_titles_descriptions_and_bounds(monkeypatch):
+    from airflow.sdk.definitions.param import ParamValidationError
+
+    bag = _bag(monkeypatch)
+    for dag_id in ("sbcrawl_adhoc", "sbcrawl_many_sites"):
+        for key in bag.dags[dag_id].params:
+            param = bag.dags[dag_id].params.get_param(key)
+            assert param.schema.get("title") and len(param.description or "") > 40, (dag_id, key)
+    params = bag.dags["sbcrawl_adhoc"].params
+    assert list(params) == ["start_url", "max_requests", "max_megabytes", "target_families", "policy"]
+    # the start URL is required and empty; the providers' start URLs are suggestions (the form's datalist)
+    start = params.get_param("start_url")
+    assert start.value is None or start.value.__class__.__name__ == "ArgNotSet"
+    assert start.schema["examples"][0] == "https://www.insee.fr/en/accueil"
+    with pytest.raises(ParamValidationError, match="No value passed"):
+        params.validate()
+    ok = _with(params, "start_url", "https://www.destatis.de/EN/Home/_node.html")
+    ok.validate()
+    # bounds are in the schema and said in the description
+    assert "1 to 1,000,000" in params.get_param("max_requests").description
+    assert "1 to 1,000,000" in params.get_param("max_megabytes").description
+    for key, bad in [("start_url", "ftp://x"), ("start_url", "stats.example"), ("max_requests", 0),
+                     ("max_requests", 10**9), ("max_megabytes", 0), ("target_families", ["images"]),
+                     ("target_families", []), ("policy", "dfs"), ("policy", "random")]:
+        with pytest.raises(ParamValidationError):
+            _with(ok, key, bad).validate()
+    # only production policies; families shown by label, a multi-select
+    policy = params.get_param("policy").schema
+    production = ["sb-classifier", "sb-classifier-paper", "bfs"]
+    assert policy["enum"] == production and set(policy["values_display"]) == set(production)
+    families = params.get_param("target_families").schema
+    assert families["examples"] == families["items"]["enum"]
+    assert families["values_display"]["spreadsheets"].startswith("Spreadsheets")
+
+
+def test_target_families_partition_the_engine_target_types():
+    from airflow_sbcrawl.crawler.mimes import TARGET_MIME_TYPES
+    from airflow_sbcrawl.operators.params import DEFAULT_FAMILIES, TARGET_FAMILIES, mime_types_for
+
+    everything = mime_types_for(TARGET_FAMILIES)
+    assert sorted(everything) == sorted(TARGET_MIME_TYPES) and len(everything) == len(set(everything))
+    assert {"csv", "spreadsheets", "pdf", "json", "xml", "archives"} <= set(DEFAULT_FAMILIES)
+    assert mime_types_for(["pdf"]) == ["application/pdf", "application/x-pdf"]
+    assert "application/vnd.sdmx.genericdata+xml" in mime_types_for(["xml"])
+    assert "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" in mime_types_for(["spreadsheets"])
+    with pytest.raises(ValueError, match="unknown target families"):
+        mime_types_for(["images"])
+    with pytest.raises(ValueError, match="no target family"):
+        mime_types_for([])
+
+
+@pytest.mark.parametrize(("url", "reason"), [
+    ("http://localhost:8080/", "loopback"), ("http://127.0.0.1/", "loopback"), ("https://10.1.2.3/", "private"),
+    ("http://192.168.0.1/x", "private"), ("http://172.16.5.4/", "private"), ("http://169.254.169.254/latest/",
+                                                                             "link-local"),
+    ("http://[::1]/", "loopback"), ("http://[fe80::1]/", "link-local"), ("http://0.0.0.0/", "private"),
+])
+def test_non_public_start_urls_are_refused_before_any_request(url, reason):
+    from airflow_sbcrawl.crawler import ConfigError
+    from airflow_sbcrawl.operators.crawl import SBCrawlOperator
+    from airflow_sbcrawl.operators.params import check_public_start_url
+
+    with pytest.raises(ValueError, match=reason):
+        check_public_start_url(url)
+    with pytest.raises(ConfigError, match=f"start_url .*{reason}"):
+        SBCrawlOperator(task_id="t", start_url=url, bucket="b").build_config()
+
+
+def test_public_start_urls_pass():
+    from airflow_sbcrawl.operators.params import check_public_start_url
+
+    for url in ("https://www.insee.fr/en/accueil", "http://www.stats.example/", "http://8.8.8.8/",
+                "https://[2001:4860:4860::8888]/"):
+        check_public_start_url(url)
+
+
+def test_adhoc_dag_renders_families_into_mime_types(monkeypatch):
+    """The form's choices reach the operator as the engine expects them (templates rendered as in a run)."""
+    from airflow_sbcrawl.operators.params import mime_types_for
 
     dag = _bag(monkeypatch).dags["sbcrawl_adhoc"]
-    params: ParamsDict = dag.params
-    params.validate()  # the defaults are valid
-    for key, bad in [("start_url", "ftp://x"), ("max_requests", 0), ("max_requests", 10**9),
-                     ("target_mime_types", ["image/png"]), ("target_mime_types", [])]:
-        with pytest.raises(Exception, match=key):
-            ParamsDict({**{k: params.get_param(k) for k in params}, key: params.get_param(key).__class__(
-                bad, **params.get_param(key).schema)}).validate()
-    assert "examples" in params.get_param("target_mime_types").schema  # rendered as a multi-select
+    task = dag.get_task("crawl")
+    env = dag.get_template_env()
+    rendered = env.from_string(task.target_mime_types).render(params={"target_families": ["pdf", "json"]})
+    assert rendered == mime_types_for(["pdf", "json"])  # a list: the DAG renders native objects
 
 
 @pytest.mark.slow

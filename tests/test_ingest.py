@@ -99,6 +99,49 @@ def deployment(tmp_path, monkeypatch, sim_server, sim_proxy_env, seaweed, seawee
     return srv, _bag(monkeypatch, **env)
 
 
+@pytest.fixture
+def openlineage_events(tmp_path, monkeypatch):
+    """OpenLineage events of the tasks run in this test, through the provider's file transport:
+    ``events() -> {task_id: (inputs, outputs)}`` of each task's last COMPLETE event, datasets as
+    ``(namespace, name)``. The provider reads its configuration once and registers its listener when the
+    plugins load (not at all when no transport is configured, as in the rest of the suite), so the caches are
+    cleared and a listener is registered for the test's duration."""
+    from airflow.listeners.listener import get_listener_manager as core_listeners
+    from airflow.providers.openlineage import conf as ol_conf
+    from airflow.providers.openlineage.plugins import listener as ol_listener
+    from airflow.sdk.listener import get_listener_manager as task_listeners
+
+    def reset() -> None:
+        for fn in vars(ol_conf).values():
+            if hasattr(fn, "cache_clear"):
+                fn.cache_clear()
+        ol_listener._get_process_adapter.cache_clear()
+
+    path = tmp_path / "openlineage.jsonl"
+    monkeypatch.setenv("AIRFLOW__OPENLINEAGE__TRANSPORT",
+                       json.dumps({"type": "file", "log_file_path": str(path), "append": True}))
+    reset()
+    listener = ol_listener.OpenLineageListener()
+    managers = [core_listeners(), task_listeners()]
+    for manager in managers:
+        manager.add_listener(listener)
+
+    def events() -> dict[str, tuple[list, list]]:
+        out = {}
+        for line in path.read_text().splitlines() if path.exists() else []:
+            event = json.loads(line)
+            if event["eventType"] == "COMPLETE" and "." in event["job"]["name"]:
+                out[event["job"]["name"].rsplit(".", 1)[1]] = tuple(
+                    [(d["namespace"], d["name"]) for d in event.get(kind, [])] for kind in ("inputs", "outputs"))
+        return out
+
+    yield events
+    for manager in managers:
+        manager.pm.unregister(listener)
+    monkeypatch.delenv("AIRFLOW__OPENLINEAGE__TRANSPORT")
+    reset()
+
+
 def _unpause(bag, dag_id: str) -> None:
     """Write the DAGs to the metadata database and switch ``dag_id`` on, as a user does in the UI: the
     scheduler (and the Asset manager that queues runs for it) ignores paused DAGs, and new DAGs start paused."""
@@ -123,7 +166,8 @@ def _counts(config) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_crawl_flows_into_the_lake_and_a_reload_changes_nothing(deployment, seaweed, seaweed_bucket, lake_config):
+def test_crawl_flows_into_the_lake_and_a_reload_changes_nothing(deployment, seaweed, seaweed_bucket, lake_config,
+                                                                openlineage_events):
     from airflow.models.asset import AssetDagRunQueue, AssetEvent, AssetModel
     from airflow.utils.session import create_session
 
@@ -162,6 +206,16 @@ def test_crawl_flows_into_the_lake_and_a_reload_changes_nothing(deployment, seaw
     keys = [o["Key"] for p in seaweed.boto3_client().get_paginator("list_objects_v2").paginate(
         Bucket=seaweed_bucket, Prefix=detected["crawls"][0]["tables_prefix"]) for o in p.get("Contents", [])]
     assert sum(k.endswith(".parquet") for k in keys) == detected["tables"]
+    # OpenLineage: site -> S3 objects -> Parquet tables -> Iceberg tables, as each task's COMPLETE event says
+    lineage, s3 = openlineage_events(), f"s3://{seaweed_bucket}"
+    objects = (s3, f"crawls/{summary['site']}/objects")
+    tables_prefix = (s3, detected["crawls"][0]["tables_prefix"].rstrip("/"))
+    assert lineage["crawl"][0] == [("http://www.stats.example", "/")]
+    assert objects in lineage["crawl"][1] and len(lineage["crawl"][1]) == 2  # and the run's manifest folder
+    assert lineage["detect_tables"] == ([objects], [tables_prefix])
+    catalog = seaweed.pyiceberg_properties()["uri"]
+    assert lineage["load_to_lake"] == ([tables_prefix], [(catalog, f"{lake_config.namespace}.tables"),
+                                                         (catalog, f"{lake_config.namespace}.observations")])
 
     # 4. the same crawl run again: files reused, not re-read; rows replaced, not added
     second = DagResult(ingest.test(run_conf={"crawls": [extra]}))

@@ -114,13 +114,24 @@ def test_bad_input_fails_before_any_request(crawl_env, seaweed, seaweed_bucket, 
     assert seaweed_bucket + "-absent" not in {b["Name"] for b in seaweed.boto3_client().list_buckets()["Buckets"]}
 
 
+def _links(dag_run, task_id: str) -> dict[str, str]:
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        rows = session.query(XComModel).filter(XComModel.dag_id == dag_run.dag_id, XComModel.run_id == dag_run.run_id,
+                                               XComModel.task_id == task_id, XComModel.key.like("_link_%")).all()
+        return {row.key: XComModel.deserialize_value(row) for row in rows}
+
+
 def test_retry_resumes_and_matches_an_uninterrupted_run(crawl_env, seaweed, seaweed_bucket, airflow_s3_conn,
-                                                        run_dag):
+                                                        run_dag, monkeypatch):
     """The first try of ``crashy`` dies after 150 pages (an exception from the documented progress hook);
     Airflow retries it; the second try resumes from the last checkpoint. Its objects and manifest rows must
     equal those of ``clean``, an uninterrupted crawl of the same site and seed: no target lost, none twice."""
     from airflow_sbcrawl.operators.crawl import SBCrawlOperator
 
+    monkeypatch.setenv("AIRFLOW__SBCRAWL__OBJECT_URL_TEMPLATE", "http://s3ui/{bucket}/{key}")
     crashes: list[int] = []
 
     def crash_once(progress, context):
@@ -162,6 +173,11 @@ def test_retry_resumes_and_matches_an_uninterrupted_run(crawl_env, seaweed, seaw
     # the explainable crawl report sits next to the run's manifests
     assert clean["report_key"].endswith("/report.md")
     assert clean["report_key"] in _keys(seaweed, seaweed_bucket, "clean/")
+    # and the task's extra links (computed when the task finished) point at it and at the manifest folder
+    links = _links(result.dag_run, "clean")
+    assert links["_link_CrawlReportLink"] == f"http://s3ui/{seaweed_bucket}/{clean['report_key']}"
+    assert links["_link_CrawlManifestLink"] == (f"http://s3ui/{seaweed_bucket}/"
+                                                f"{clean['manifest_keys'][0].rsplit('/', 1)[0]}/")
     print(f"\nretry test: crash after {crashes[0]} pages, resumed from checkpoint {crashy['resumed_from']}; "
           f"clean {len(clean_rows)} rows / {len(objects('clean'))} objects / {clean['requests']} requests, "
           f"resumed {len(crashy_rows)} rows / {len(objects('crashy'))} objects / {crashy['requests']} requests")

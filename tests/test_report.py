@@ -44,3 +44,35 @@ def test_report_of_a_policy_without_groups_says_so(tmp_path):
     text = write_report(crawler, summary, tmp_path / "r").read_text()
     assert "does not group links by tag path" in text
     assert "does not classify links" in text
+
+
+def test_report_after_resumes_tells_one_history(sim_server, sim_proxy_env, tmp_path):
+    """A crawl killed after its last checkpoint (here: that checkpoint lost) and resumed twice: the report's
+    totals, its harvest curve and its history agree."""
+    from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
+
+    srv = sim_server("tiny")
+    sim_proxy_env(srv)
+
+    def run(max_requests: int, resume: bool):
+        config = CrawlConfig(srv.site.start_url, delay=0.0, checkpoint_every_pages=4, max_requests=max_requests)
+        crawler = Crawler(config, LocalSink(tmp_path), LocalStateStore(tmp_path / "state"))
+        return crawler, crawler.run(resume=resume)
+
+    _, first = run(60, resume=False)
+    newest = max((tmp_path / "state").glob("ckpt-*"))
+    (newest / "MANIFEST.json").unlink()  # the segment after the previous checkpoint is now "lost"
+    run(90, resume=True)
+    crawler, summary = run(120, resume=True)
+    assert [r["from_checkpoint"] is not None for r in crawler.resumes] == [True, True]
+    lost = crawler.resumes[0]
+    assert lost["lost_requests"] > 0 and lost["at_page"] is not None
+    # The curve joins the lost segment's end (the first run's 60 requests) and never goes back.
+    assert summary.requests == len(srv.log) == 120
+    assert first.requests == 60 and 60 in crawler.harvest_requests
+    assert list(crawler.harvest_requests) == sorted(crawler.harvest_requests)
+    assert list(crawler.harvest_targets) == sorted(crawler.harvest_targets)
+    assert crawler.harvest_targets[-1] <= summary.targets
+    text = write_report(crawler, summary, tmp_path / "r").read_text()
+    assert "The crawl was resumed 2 times" in text
+    assert f"{lost['lost_requests']:,} requests and" in text

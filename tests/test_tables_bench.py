@@ -3,7 +3,7 @@
 import gzip
 import json
 
-from airflow_sbcrawl.tables import bench
+from airflow_sbcrawl.tables import bench, devset
 
 from .test_tables_detect import SHEET
 
@@ -22,11 +22,48 @@ def test_bench_reports_per_class_and_macro_f1(tmp_path, capsys):
     _write(path)
     assert bench.main(["--data", str(path), "--json"]) == 0
     out = capsys.readouterr().out
-    for cls in ("metadata", "header", "group", "data", "derived", "notes", "macro-F1", "median ms per sheet"):
+    for cls in ("metadata", "header", "group", "data", "derived", "notes", "macro-F1", "table recall", "us per"):
         assert cls in out
     result = json.loads(out.strip().splitlines()[-1])
     assert result["sheets"] == 4
     assert 0.5 < result["macro_f1"] <= 1.0
+    assert result["tables"]["recall"] == 1.0 and result["tables"]["precision"] == 1.0
+    assert result["timing"]["us_per_cell"]["max"] >= result["timing"]["us_per_cell"]["median"] > 0
+
+
+def test_bench_scores_composed_multi_table_sheets(tmp_path, capsys):
+    path = tmp_path / "tiny.jl.gz"
+    _write(path)
+    assert bench.main(["--data", str(path), "--multi", "12", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    layouts = result["multi"]["tables"]["by_layout"]
+    assert set(layouts) <= {"stack", "split", "side"} and layouts
+    assert sum(r["tables"] for r in layouts.values()) >= 24  # 12 sheets of 2-3 tables
+    assert 0.0 <= result["multi"]["tables"]["recall"] <= 1.0
+
+
+def test_composed_sheets_keep_their_annotations_and_regions():
+    sheet = {"file_name": "a", "table_array": SHEET, "line_annotation": LABELS}
+    composed = devset.compose([sheet, {**sheet, "file_name": "b"}, {**sheet, "file_name": "c"}], n=20, seed=3)
+    kinds = {s["kind"] for s in composed}
+    assert kinds == {"stack", "split", "side"}
+    for s in composed:
+        grid = s["table_array"]
+        if s["line_annotation"] is not None:
+            assert len(s["line_annotation"]) == len(grid)
+        for r0, r1, c0, c1 in s["tables"]:
+            # every region holds non-empty cells in its first and last rows, and nothing else overlaps it
+            assert any(c.strip() for c in grid[r0][c0 : c1 + 1]) and any(c.strip() for c in grid[r1][c0 : c1 + 1])
+        regions = s["tables"]
+        assert all(devset.iou(a, b) == 0.0 for a in regions for b in regions if a is not b)
+
+
+def test_region_matching_counts_each_table_once():
+    truth = [(0, 9, 0, 4), (12, 20, 0, 4)]
+    assert devset.iou((0, 9, 0, 4), (0, 9, 0, 4)) == 1.0
+    assert devset.match(truth, [(0, 9, 0, 4), (0, 8, 0, 4)]) == 1  # a duplicate does not match twice
+    assert devset.match(truth, [(0, 20, 0, 4)]) == 0  # one table over both: IoU 10/21 and 9/21
+    assert devset.match(truth, [(0, 9, 0, 4), (13, 20, 0, 4)]) == 2
 
 
 def test_bench_cross_validation_and_train(tmp_path, capsys):

@@ -123,3 +123,142 @@ def test_detect_file_from_csv_bytes_sets_provenance():
     assert len(table.provenance.sha256) == 64
     assert table.provenance.detector_version
     assert table.cell_range == "A1:E20"
+
+
+def _beside(left, right, gap=1):
+    height = max(len(left), len(right))
+    lw, rw = len(left[0]), len(right[0])
+    rows = []
+    for i in range(height):
+        a = left[i] if i < len(left) else [""] * lw
+        b = right[i] if i < len(right) else [""] * rw
+        rows.append(a + [""] * gap + b)
+    return rows
+
+
+def test_tables_side_by_side_are_two_tables_each_with_its_header():
+    right = [
+        ["Table 4. Hours worked", "", ""],
+        ["Region", "2020", "2021"],
+        ["Alpha", "38.5", "38.1"],
+        ["Beta", "40.2", "39.9"],
+        ["Gamma", "37.0", "37.4"],
+        ["Source: Statistics Office.", "", ""],
+    ]
+    sheet = _beside(SHEET, right)
+    tables = detect_tables(sheet, PROV)
+    assert [(t.first_col, t.last_col) for t in tables] == [(0, 4), (6, 8)]
+    left, beside = tables
+    assert left.title.startswith("Table 3.") and beside.title == "Table 4. Hours worked"
+    assert len(left.observations) == 9 * 4
+    obs = {(o.row, o.col): o for o in beside.observations}
+    assert obs[(2, 7)].row_labels == ("Alpha",) and obs[(2, 7)].column_path == ("2020",)
+    assert obs[(4, 8)].value == pytest.approx(37.4)
+    assert beside.cell_range == "G1:I6"
+
+
+def test_a_spacer_column_inside_one_table_does_not_split_it():
+    sheet = [
+        ["Table 5. Trade", "", "", ""],
+        ["Partner", "", "Exports", "Imports"],
+        ["Alpha", "", "120", "80"],
+        ["Beta", "", "95", "101"],
+        ["Gamma", "", "40", "33"],
+    ]
+    (table,) = detect_tables(sheet, PROV)
+    assert {o.col for o in table.observations} == {2, 3}
+    assert table.observations[0].row_labels == ("Alpha",)
+
+
+def test_stacked_tables_under_a_repeated_header_are_split_and_paths_not_doubled():
+    header = [["Region", "2020", "", "2021", ""], ["", "Men", "Women", "Men", "Women"]]
+    body1 = [["Alpha", "1,200", "1,100", "1,250", "1,130"], ["Beta", "800", "790", "820", "770"]]
+    body2 = [["Gamma", "450", "430", "460", "440"], ["Delta", "210", "205", "215", "208"]]
+    blank = [[""] * 5]
+    sheet = [["Table 6. Employment", "", "", "", ""], *header, *body1, *blank, *header, *body2]
+    tables = detect_tables(sheet, PROV)
+    assert [(t.first_row, t.last_row) for t in tables] == [(0, 4), (6, 9)]
+    second = tables[1]
+    assert second.header == header
+    assert {o.column_path for o in second.observations} == {
+        ("2020", "Men"), ("2020", "Women"), ("2021", "Men"), ("2021", "Women")
+    }
+    # Continued under its header with no blank line: one table, each column with one path
+    (table,) = detect_tables([["Table 6. Employment", "", "", "", ""], *header, *body1, *header, *body2], PROV)
+    assert len(table.observations) == 16
+    assert max(len(o.column_path) for o in table.observations) == 2
+
+
+def test_time_series_metadata_rows_are_column_attributes_not_data():
+    series = ["Employed total ;  Persons ;", "Unemployed total ;  Persons ;", "Participation rate ;  Persons ;"]
+    meta = [
+        ["Unit", "000", "000", "Percent"],
+        ["Series Type", "Seasonally Adjusted", "Seasonally Adjusted", "Seasonally Adjusted"],
+        ["Data Type", "STOCK", "STOCK", "PERCENT"],
+        ["Frequency", "Month", "Month", "Month"],
+        ["Collection Month", "1", "1", "1"],
+        ["Series Start", "1978-02-01 00:00:00", "1978-02-01 00:00:00", "1978-02-01 00:00:00"],
+        ["Series End", "1978-11-01 00:00:00", "1978-11-01 00:00:00", "1978-11-01 00:00:00"],
+        ["No. Obs", "10", "10", "10"],
+        ["Series ID", "A84423043C", "A84423047L", "A84423051C"],
+    ]
+    body = [[f"1978-{m:02d}-01 00:00:00", f"{6000 + m * 7.5}", f"{400 + m}", f"{61 + m / 10:.1f}"]
+            for m in range(2, 10)]
+    body.append(["1978-10-01 00:00:00", "DNR", "NSD", "DNR"])
+    body.append(["1978-11-01 00:00:00", "6090.1", "410.0", "62.0"])
+    sheet = [["", *series], *meta, *body]
+    (table,) = detect_tables(sheet, PROV)
+    rows = {o.row for o in table.observations}
+    assert rows == set(range(10, 20))  # no observation from the metadata rows, the marker row kept
+    assert {o.status for o in table.observations if o.row == 18} == {"missing"}
+    first = next(o for o in table.observations if o.row == 10 and o.col == 1)
+    assert first.column_path == ("Employed total ; Persons ;",) and first.value == pytest.approx(6015.0)
+    assert table.column_attributes[1]["Series ID"] == "A84423043C"
+    assert table.column_attributes[3]["Unit"] == "Percent"
+    assert table.column_attributes[2]["No. Obs"] == "10"
+
+
+def test_values_with_a_margin_of_error_are_numbers():
+    sheet = [
+        ["Table 7. Height by age (cm)", "", ""],
+        ["Age", "Boys", "Girls"],
+        ["10 years", "138.4±1.2", "138.1±1.1"],
+        ["11 years", "143.5±1.3", "144.2±1.2"],
+        ["12 years", "149.1±1.4", "151.0 +/- 1.3"],
+    ]
+    (table,) = detect_tables(sheet, PROV)
+    obs = {(o.row, o.col): o for o in table.observations}
+    assert len(obs) == 6
+    assert obs[(2, 1)].value == pytest.approx(138.4) and obs[(2, 1)].raw == "138.4±1.2"
+    assert obs[(4, 2)].value == pytest.approx(151.0) and obs[(4, 2)].status == "ok"
+    assert obs[(3, 2)].row_labels == ("11 years",) and obs[(3, 2)].column_path == ("Girls",)
+
+
+def test_section_labels_without_values_keep_two_series_apart():
+    sheet = [
+        ["Table 8. Exchange rates", "", ""],
+        ["Currency", "2022", "2023"],
+        ["United States dollar", "", ""],
+        ["Monthly average", "0.68", "0.66"],
+        ["End of period", "0.67", "0.68"],
+        ["Trade weighted index", "", ""],
+        ["Monthly average", "60.1", "61.2"],
+        ["End of period", "60.5", "61.0"],
+        ["Source: Reserve Bank.", "", ""],
+    ]
+    (table,) = detect_tables(sheet, PROV)
+    keys = [(o.row_labels, o.column_path) for o in table.observations]
+    assert len(keys) == 8 and len(set(keys)) == 8
+    obs = {(o.row, o.col): o for o in table.observations}
+    assert obs[(3, 1)].row_labels[-2:] == ("United States dollar", "Monthly average")
+    assert obs[(7, 2)].row_labels[-2:] == ("Trade weighted index", "End of period")
+
+
+def test_time_series_side_by_side_split_on_their_year_stubs():
+    years = range(2010, 2020)
+    left = [["Year", "Births", "Deaths"]] + [[str(y), f"{700 + y % 50}", f"{900 + y % 40}"] for y in years]
+    right = [["Year", "Imports", "Exports"]] + [[str(y), f"{30 + y % 7}.5", f"{40 + y % 9}.25"] for y in years]
+    tables = detect_tables(_beside(left, right, gap=2), PROV)
+    assert [(t.first_col, t.last_col) for t in tables] == [(0, 2), (5, 7)]
+    assert {o.column_path for o in tables[1].observations} == {("Imports",), ("Exports",)}
+    assert tables[1].observations[0].row_labels == ("2010",)

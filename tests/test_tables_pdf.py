@@ -139,3 +139,56 @@ def test_landscape_table_on_a_rotated_page():
     place_table(page, rows, 580, title="Table 7: Exports by region", note="Source: Customs.", pitch=11)
     [sheet] = read_bytes(build_pdf([page])).sheets
     assert sheet.rows == _padded([["Table 7: Exports by region"], *rows, ["Source: Customs."]], 10)
+
+
+def test_a_table_continued_on_the_next_page_is_joined_under_one_header():
+    rows = table_rows(50, 4, seed=5)
+    first, second = Page(), Page()
+    place_table(first, rows[:31], 770, title=TITLE, pitch=11)
+    place_table(second, [rows[0], *rows[31:]], 770, title="Table 4.1 (continued)", note=NOTE, pitch=11)
+    other = Page()
+    place_table(other, table_rows(6, 2, seed=6), 770, title="Table 4.2: Deaths", pitch=11)
+    result = read_bytes(build_pdf([first, second, other]))
+    assert [s.name for s in result.sheets] == ["pages 1-2", "page 3"]
+    assert result.sheets[0].rows == _padded([[TITLE], *rows, [NOTE]], 5)
+    tables = detect_file(build_pdf([first, second])).tables
+    assert len(tables) == 1
+    assert {o.row_labels for o in tables[0].observations} == {(r[0],) for r in rows[1:]}
+
+
+def test_a_table_filling_its_page_goes_on_under_its_repeated_header_without_a_title():
+    rows = table_rows(80, 3, seed=7)
+    first, second = Page(), Page()
+    place_table(first, rows[:64], 770, title=TITLE, pitch=11)  # down to about 60 pt above the page's bottom
+    place_table(second, [rows[0], *rows[64:]], 770, note=NOTE, pitch=11)
+    result = read_bytes(build_pdf([first, second]))
+    assert [s.name for s in result.sheets] == ["pages 1-2"]
+    assert result.sheets[0].rows == _padded([[TITLE], *rows, [NOTE]], 4)
+    # The same short table on two pages, header and all, is two tables
+    short = Page(), Page()
+    for page in short:
+        place_table(page, rows[:10], 770, title=TITLE, pitch=11)
+    assert len(read_bytes(build_pdf(list(short))).sheets) == 2
+
+
+def test_a_page_over_its_time_bound_is_read_in_part_and_says_so(monkeypatch):
+    data = build_pdf(bench_pages(2))
+    monkeypatch.setattr(pdf_reader, "PAGE_SECONDS", 0.0)
+    monkeypatch.setattr(pdf_reader, "_CHECK_EVERY", 64)
+    result = read_bytes(data)
+    assert [e.reason for e in result.errors] == ["2 page(s) over the per-page time bound of 0 s, read in part: 1, 2"]
+
+
+def test_ruled_cells_holding_one_value_per_line_become_rows():
+    stacked = [
+        ["Region", "2020", "2021"],
+        ["North\nSouth\nEast", "1,200\n800\n450", "1,350\n950\n470"],
+        ["Total, all\nregions", "2,450", "2,770"],
+    ]
+    assert pdf_reader.unstack(stacked) == [
+        ["Region", "2020", "2021"],
+        ["North", "1,200", "1,350"],
+        ["South", "800", "950"],
+        ["East", "450", "470"],
+        ["Total, all regions", "2,450", "2,770"],  # a wrapped label: its lines are one text
+    ]

@@ -66,3 +66,11 @@ def test_sheet_decimal_comma_changes_ambiguous_cells():
     assert guess_decimal(["3.25", "1,234"]) == "."
     assert parse_value("1,234", decimal=",").value == pytest.approx(1.234)
     assert parse_value("1.234", decimal=",").value == pytest.approx(1234.0)
+
+
+def test_margin_of_error_keeps_the_estimate():
+    from airflow_sbcrawl.tables.values import parse_value
+
+    assert parse_value("76.3±1.2").value == 76.3 and parse_value("76.3±1.2").status == "ok"
+    assert parse_value("1.234,5 ± 2,1", ",").value == 1234.5
+    assert parse_value("± 3").status == "text" and parse_value("n/a ± 2").status == "text"

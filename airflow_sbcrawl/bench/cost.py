@@ -29,7 +29,7 @@ import psutil
 
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
 from airflow_sbcrawl.crawler import state as ckpt
-from airflow_sbcrawl.crawler.policies import NewLink
+from airflow_sbcrawl.crawler.policies import DEFAULT_POLICY, NewLink
 
 _LINKS_PER_PAGE = 20
 _PATHS_PER_PAGE = 4
@@ -69,10 +69,11 @@ def _links(start: int, count: int, depth: int, paths: list[str], rng: np.random.
                     "anchor text", depth) for i, p in enumerate(picks)]
 
 
-def frontier_cost(size: int, work: Path, pages: int = 2000, seed: int = 0) -> FrontierCost:
+def frontier_cost(size: int, work: Path, pages: int = 2000, seed: int = 0,
+                  policy_name: str = DEFAULT_POLICY) -> FrontierCost:
     rng = np.random.default_rng(seed)
     paths = _synthetic_tag_paths(300, rng)
-    config = CrawlConfig(start_url="http://www.site.example/", policy="sb-classifier", seed=seed)
+    config = CrawlConfig(start_url="http://www.site.example/", policy=policy_name, seed=seed)
     store_dir = work / f"state-{size}"
     gc.collect()
     rss0 = psutil.Process().memory_info().rss
@@ -150,7 +151,7 @@ class CrawlCost:
     windows: list[tuple[int, int, float]]  # (pages at window end, frontier, CPU ms per page in the window)
 
 
-def crawl_cost(pages: int, profile: str = "large", seed: int = 0, policy: str = "sb-classifier",
+def crawl_cost(pages: int, profile: str = "large", seed: int = 0, policy: str = DEFAULT_POLICY,
                window: int = 0) -> CrawlCost:
     ctx = multiprocessing.get_context("spawn")
     ports, stop = ctx.Queue(), ctx.Event()
@@ -205,16 +206,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--frontiers", default="10000,100000,1000000", help="synthetic frontier sizes")
     p.add_argument("--crawls", default="1000,50000", help="pages of the real crawls of --profile (0: none)")
     p.add_argument("--profile", default="large")
-    p.add_argument("--policy", default="sb-classifier")
+    p.add_argument("--policy", default=DEFAULT_POLICY)
     p.add_argument("--out", type=Path, default=Path("bench-cost"))
     args = p.parse_args(sys.argv[1:] if argv is None else list(argv))
     args.out.mkdir(parents=True, exist_ok=True)
-    lines = ["Frontier scale (synthetic links, SB-CLASSIFIER policy; CPU = policy next+add+feedback per page)", "",
+    lines = [f"Frontier scale (synthetic links, {args.policy} policy; CPU = policy next+add+feedback per page)", "",
              f"{'frontier URLs':>14} {'fill s':>8} {'RSS MB':>8} {'B/URL':>7} {'CPU ms/page':>12} "
              f"{'ckpt MB':>8} {'save s':>7} {'restore s':>9}"]
     with tempfile.TemporaryDirectory(prefix="sbcrawl-cost-") as work:
         for size in (int(x) for x in args.frontiers.split(",") if x):
-            r = frontier_cost(size, Path(work))
+            r = frontier_cost(size, Path(work), policy_name=args.policy)
             lines.append(f"{r.frontier:>14,} {r.fill_s:>8} {r.rss_mb:>8} {r.bytes_per_url:>7} {r.page_cpu_ms:>12} "
                          f"{r.checkpoint_mb:>8} {r.save_s:>7} {r.restore_s:>9}")
             print(lines[-1], file=sys.stderr, flush=True)

@@ -42,7 +42,8 @@ from airflow_sbcrawl.bench.truth import SiteTruth, site_truth
 from airflow_sbcrawl.sim.site import build_site
 
 DEFAULT_PROFILES = ("tiny", "small")
-DEFAULT_POLICIES = ("sb-classifier", "sb-oracle", "focused", "tp-off", "bfs", "dfs", "random", OMNISCIENT)
+DEFAULT_POLICIES = ("sb-classifier", "sb-classifier-paper", "sb-oracle", "focused", "tp-off", "bfs", "dfs", "random",
+                    OMNISCIENT)
 # Table 4's grid; one parameter varies while the others keep the paper's defaults.
 SWEEP: tuple[tuple[str, str, float], ...] = (
     ("alpha", "α=0.1", 0.1), ("alpha", "α=2√2", 2 * math.sqrt(2)), ("alpha", "α=30", 30.0),

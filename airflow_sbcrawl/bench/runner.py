@@ -12,7 +12,7 @@ from typing import Any
 from airflow_sbcrawl.bench.metrics import LogRow
 from airflow_sbcrawl.bench.truth import SiteTruth
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, CrawlSummary, LocalSink
-from airflow_sbcrawl.crawler.baselines import TagPathOfflinePolicy, omniscient_fetches
+from airflow_sbcrawl.crawler.policies.oracles import TagPathOfflinePolicy, omniscient_fetches
 from airflow_sbcrawl.sim.server import SimServer
 from airflow_sbcrawl.sim.site import Site, build_site
 

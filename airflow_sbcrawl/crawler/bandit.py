@@ -17,6 +17,7 @@ class SleepingBandit:
         self.counts = np.zeros(0, dtype=np.float64)  # N_t(a): times a was selected
         self.means = np.zeros(0, dtype=np.float64)  # R_a: mean reward of a
         self.steps = 0  # t
+        self.scale = 1.0  # the bonus in units of the reward's scale (1 for the paper's raw target counts)
 
     def __len__(self) -> int:
         return len(self.counts)
@@ -30,7 +31,7 @@ class SleepingBandit:
     def scores(self, awake: np.ndarray) -> np.ndarray:
         t = max(self.steps, 1)
         n = len(awake)
-        bonus = self.alpha * np.sqrt(np.log(t) / (self.counts[:n] + self.epsilon))
+        bonus = self.alpha * self.scale * np.sqrt(np.log(t) / (self.counts[:n] + self.epsilon))
         return np.where(awake, self.means[:n] + bonus, -np.inf)
 
     def select(self, awake: np.ndarray, rng: np.random.Generator) -> int:
@@ -41,6 +42,21 @@ class SleepingBandit:
         self.steps += 1
         self.counts[action] += 1
         return action
+
+    def select_among(self, arms: np.ndarray, parent_steps: float, rng: np.random.Generator) -> int:
+        """AUER among the given arms only (every one awake), with the pulls of their parent as the time
+        step: the sub-arms of the action the parent bandit chose. Returns the position in ``arms`` and
+        counts the pull."""
+        if len(arms) == 1:
+            best = 0
+        else:
+            log_t = np.log(max(parent_steps, 1.0))
+            bonus = self.alpha * self.scale * np.sqrt(log_t / (self.counts[arms] + self.epsilon))
+            scores = self.means[arms] + bonus
+            top = np.flatnonzero(scores == scores.max())
+            best = int(top[0] if len(top) == 1 else rng.choice(top))
+        self.counts[arms[best]] += 1
+        return best
 
     def reward(self, action: int, value: float) -> None:
         """Incremental mean update of Algorithm 4's last line."""

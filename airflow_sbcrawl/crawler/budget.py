@@ -26,14 +26,36 @@ class Journal(Protocol):
 
     def record(self, requests: int, nbytes: int) -> None: ...
 
+    def restore(self, requests: int, nbytes: int) -> None: ...
+
+
+#: Bytes recorded in the journal ahead of their arrival, so that a body is not a journal line per chunk.
+BYTE_LEASE = 1024 * 1024
+
 
 class Budget:
-    def __init__(self, max_requests: int, max_bytes: int, journal: Journal | None = None) -> None:
+    """Spending is written to the journal before it happens (requests ``request_lease`` at a time, before
+    the first of them is sent; bytes a lease ahead of their arrival), so a crawl killed at any moment, or
+    whose journal cannot be written, resumes with at least what it spent: the budget can be left partly
+    unused by a kill, never overshot."""
+
+    def __init__(self, max_requests: int, max_bytes: int, journal: Journal | None = None,
+                 request_lease: int = 1) -> None:
         self.max_requests = max_requests
         self.max_bytes = max_bytes
         self.requests = 0
         self.bytes = 0
         self.journal = journal
+        self.request_lease = max(request_lease, 1)
+        self._journal_requests = 0  # requests already recorded in the journal (>= self.requests)
+        self._journal_bytes = 0  # bytes already recorded in the journal (>= self.bytes)
+
+    def restore(self, requests: int, nbytes: int) -> None:
+        """Totals of a resumed crawl; the journal goes on from them."""
+        self.requests, self.bytes = requests, nbytes
+        self._journal_requests, self._journal_bytes = requests, nbytes
+        if self.journal is not None:
+            self.journal.restore(requests, nbytes)
 
     def reserve_request(self) -> None:
         """Count one request before it is sent; raise if it would exceed the budget."""
@@ -41,9 +63,12 @@ class Budget:
             raise BudgetExhausted("request budget spent")
         if self.bytes >= self.max_bytes:
             raise BudgetExhausted("byte budget spent")
+        if self.journal is not None and self.requests + 1 > self._journal_requests:
+            # Recorded before it is counted and sent: if the journal cannot be written, nothing is sent.
+            lease = min(self.requests + self.request_lease, self.max_requests)
+            self.journal.record(lease - self._journal_requests, 0)
+            self._journal_requests = lease
         self.requests += 1
-        if self.journal is not None:
-            self.journal.record(1, 0)
 
     def bytes_left(self) -> int:
         return max(self.max_bytes - self.bytes, 0)
@@ -51,8 +76,10 @@ class Budget:
     def spend_bytes(self, nbytes: int) -> None:
         if nbytes:
             self.bytes += nbytes
-            if self.journal is not None:
-                self.journal.record(0, nbytes)
+            if self.journal is not None and self.bytes > self._journal_bytes:
+                lease = max(min(self.bytes + BYTE_LEASE, self.max_bytes), self.bytes)
+                self.journal.record(0, lease - self._journal_bytes)
+                self._journal_bytes = lease
 
     @property
     def request_share(self) -> float:

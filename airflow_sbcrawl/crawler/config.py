@@ -8,14 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_sbcrawl import __version__
+from airflow_sbcrawl.crawler.addresses import start_url_problem
 from airflow_sbcrawl.crawler.mimes import BLOCKED_EXTENSIONS, BLOCKED_MIME_PREFIXES, TARGET_MIME_TYPES
+from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, POLICIES
 from airflow_sbcrawl.crawler.urls import InvalidURL, normalize
 
 DEFAULT_USER_AGENT = f"airflow-sbcrawl/{__version__} (+https://pypi.org/project/airflow-sbcrawl/)"
 
-POLICIES = ("sb-classifier", "sb-oracle", "bfs", "dfs", "random", "focused", "tp-off")
-#: Baselines that need the site's ground truth, known only for simulated sites.
-NEEDS_TRUTH = ("sb-oracle", "tp-off")
 
 
 class ConfigError(ValueError):
@@ -29,7 +28,7 @@ class CrawlConfig:
     # as received on the wire. Neither is ever overshot.
     max_requests: int = 10_000
     max_bytes: int = 50 * 1024**3
-    policy: str = "sb-classifier"
+    policy: str = DEFAULT_POLICY
     seed: int = 0
 
     # Tag paths and actions (§3.2): n-grams, projection to 2**m dims with hash parameters w and prime.
@@ -42,11 +41,18 @@ class CrawlConfig:
     # Sleeping bandit (§3.2).
     alpha: float = 2 * math.sqrt(2)
     bandit_epsilon: float = 1e-6
+    # Not in the paper: the default policy's credit for the links a page reveals (see policies.sb).
+    credit_gamma: float = 0.9
     # Online URL classifier (§3.3): batch size b, first batch labelled by HEAD requests.
     batch_size: int = 10
 
-    # Early stopping (§4.8): every v pages, EMA (decay gamma) of the target slope below epsilon kappa times.
+    # Early stopping. "drought" (the default): stop after max(es_min_pages, es_expected / rate) pages without
+    # a new target, rate being the crawl's own targets per page. "paper" (§4.8, the paper's variant's
+    # default): every v pages, EMA (decay gamma) of the target slope below epsilon kappa times.
     early_stopping: bool = True
+    stop_rule: str = ""  # "" = the policy's own: "paper" for sb-classifier-paper, "drought" otherwise
+    es_min_pages: int = 300
+    es_expected: float = 30.0
     es_window: int = 1000
     es_epsilon: float = 0.2
     es_decay: float = 0.05
@@ -58,14 +64,30 @@ class CrawlConfig:
     max_page_bytes: int = 10 * 1024**2
     max_target_bytes: int = 2 * 1024**3
     max_redirects: int = 10
+    # Links read per page: a 10 MB page of 300k links would cost most of a minute of CPU; the rest are
+    # dropped (and logged).
+    max_links_per_page: int = 10_000
+    # A compressed body expanding more than this is a decompression bomb (past its first MiB).
+    max_compression_ratio: float = 200.0
 
     # Politeness and HTTP.
     respect_robots: bool = True
     delay: float = 1.0
+    max_crawl_delay: float = 60.0  # a robots.txt Crawl-delay above this is capped to it
+    # A start host's robots.txt failing in a way the fetcher does not retry itself (HTTP 500, a response
+    # past its deadline) is asked again this many times, backing off.
+    robots_retries: int = 2
+    # A start URL on a loopback, private or link-local address allows that kind of address (and no other
+    # non-public one) for the crawl; False refuses such start URLs (crawls started from a web form).
+    allow_private_start: bool = True
     user_agent: str = DEFAULT_USER_AGENT
     connect_timeout: float = 10.0
     read_timeout: float = 30.0
-    response_timeout: float = 300.0  # whole body, so a slow-drip server cannot hold the crawl forever
+    # Connect + headers + body, so a server trickling bytes cannot hold the crawl; extended while a body
+    # arrives faster than min_transfer_rate bytes/s (large files on slow links are not drips).
+    response_timeout: float = 60.0
+    min_transfer_rate: float = 32 * 1024
+    max_host_timeouts: int = 3  # responses in a row missing their deadline before a host is given up
     retries: int = 3
     backoff: float = 1.0
     max_retry_after: float = 120.0
@@ -85,22 +107,29 @@ class CrawlConfig:
             self.start_url = normalize(self.start_url)
         except InvalidURL as exc:
             raise ConfigError(f"start_url: {exc}") from exc
+        if not self.allow_private_start and (problem := start_url_problem(self.start_url)):
+            raise ConfigError(f"start_url: {problem}")
         positive_ints = ("max_requests", "max_bytes", "max_page_bytes", "max_target_bytes", "batch_size",
-                         "es_window", "es_patience", "checkpoint_every_pages", "ngram")
+                         "es_window", "es_patience", "es_min_pages", "checkpoint_every_pages", "ngram")
         for name in positive_ints:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-        for name in ("delay", "backoff", "retries", "max_redirects", "alpha", "bandit_epsilon"):
+        for name in ("delay", "backoff", "retries", "max_redirects", "alpha", "bandit_epsilon", "credit_gamma"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         for name in ("connect_timeout", "read_timeout", "response_timeout", "checkpoint_every_seconds"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        self._validate_hostile_limits()
         if not 0.0 <= self.theta <= 1.0:
             raise ConfigError(f"theta must be within [0, 1], got {self.theta!r}")
         if not 0 < self.dim_log2 < self.hash_width <= 62:
             raise ConfigError(f"need 0 < dim_log2 < hash_width <= 62, got {self.dim_log2}, {self.hash_width}")
+        if self.stop_rule not in ("", "drought", "paper"):
+            raise ConfigError(f"stop_rule must be drought or paper, got {self.stop_rule!r}")
+        if self.es_expected <= 0:
+            raise ConfigError(f"es_expected must be > 0, got {self.es_expected!r}")
         if self.policy not in POLICIES:
             raise ConfigError(f"policy must be one of {', '.join(POLICIES)}; got {self.policy!r}")
         if not self.target_mime_types:
@@ -108,6 +137,10 @@ class CrawlConfig:
         for mime in self.target_mime_types:
             if "/" not in mime:
                 raise ConfigError(f"target_mime_types: {mime!r} is not a MIME type like 'text/csv'")
+
+    @property
+    def effective_stop_rule(self) -> str:
+        return self.stop_rule or ("paper" if self.policy == "sb-classifier-paper" else "drought")
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
@@ -132,3 +165,18 @@ class CrawlConfig:
 
     def replace(self, **changes: Any) -> CrawlConfig:
         return dataclasses.replace(self, **changes)
+
+    def _validate_hostile_limits(self) -> None:
+        """The limits that keep a hostile or broken site from holding or flooding the crawl."""
+        for name in ("max_links_per_page", "max_host_timeouts"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
+        if not isinstance(self.robots_retries, int) or self.robots_retries < 0:
+            raise ConfigError(f"robots_retries must be a whole number >= 0, got {self.robots_retries!r}")
+        if not self.max_crawl_delay >= 0:
+            raise ConfigError(f"max_crawl_delay must be >= 0 seconds, got {self.max_crawl_delay!r}")
+        if not self.min_transfer_rate > 0:
+            raise ConfigError(f"min_transfer_rate must be > 0 bytes per second, got {self.min_transfer_rate!r}")
+        if not self.max_compression_ratio >= 1:
+            raise ConfigError(f"max_compression_ratio must be >= 1, got {self.max_compression_ratio!r}")

@@ -16,10 +16,10 @@ import numpy as np
 
 from airflow_sbcrawl.crawler import memory as site_memory
 from airflow_sbcrawl.crawler import state as ckpt
-from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted
+from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted, StopRequested
 from airflow_sbcrawl.crawler.classify import HTML, LABEL_NAMES, TARGET, OracleClassifier, UrlClassifier
 from airflow_sbcrawl.crawler.config import CrawlConfig
-from airflow_sbcrawl.crawler.earlystop import EarlyStopping
+from airflow_sbcrawl.crawler.earlystop import make_stopper
 from airflow_sbcrawl.crawler.fetch import Fetcher, Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.html import extract_links
@@ -109,11 +109,14 @@ class Crawler:
         self.policy: Policy = make_policy(config, self.rng, is_target=is_target)
         self.classifier = (OracleClassifier(is_target) if config.policy == "sb-oracle"
                            else UrlClassifier(config.batch_size, seed=config.seed))
-        self.early = EarlyStopping(config.es_window, config.es_epsilon, config.es_decay, config.es_patience)
+        self.early = make_stopper(config.effective_stop_rule, config)
         self.journal = ckpt.BudgetJournal(store) if store is not None else None
-        self.budget = Budget(config.max_requests, config.max_bytes, self.journal)
+        self.budget = Budget(config.max_requests, config.max_bytes, self.journal,
+                             request_lease=getattr(store, "journal_lease", 1))
+        self.tmp_dir = tmp_dir
         self.fetcher = Fetcher(config, self.budget, self._stop, tmp_dir=tmp_dir)
-        self.robots = RobotsRules(config.user_agent, self._fetch_robots, enabled=config.respect_robots)
+        self.robots = RobotsRules(config.user_agent, self._fetch_robots, enabled=config.respect_robots,
+                                  max_crawl_delay=config.max_crawl_delay)
         self.fetcher.host_delay = self.robots.delays  # Crawl-delay lines slow the fetcher down per host
         self.outcomes: Counter[str] = Counter()
         # URL classifier prediction -> what the GET found ("HTML->target" …), for reports.
@@ -143,11 +146,14 @@ class Crawler:
         self.warm_start = warm_start
         self.recrawl = Recrawl(None, config.max_requests)
         self._recrawl_state: dict | None = None  # from a checkpoint, until the memory is loaded
+        # One entry per resume of this crawl (kept in checkpoints): the report's history across runs.
+        self.resumes: list[dict] = []
 
     # -- control ---------------------------------------------------------------------------------------
     def request_stop(self, reason: str = "stop requested") -> None:
         self._stop_reason = self._stop_reason or reason
         self._stop.set()
+        self.fetcher.abort_in_flight()  # a response trickling in must not hold the stop back
 
     def run(self, resume: bool = False, fresh: bool = False) -> CrawlSummary:
         cpu0 = time.thread_time()  # the crawl's own CPU, not an in-process server's
@@ -176,6 +182,7 @@ class Crawler:
         """Restore or start; returns True when the start page still has to be crawled."""
         memory = (site_memory.load(self.memory_store, self.config.start_url)
                   if self.memory_store is not None else None)
+        checkpointed = (0, 0)
         if self.store is not None:
             has_state = bool(self.store.checkpoints()) or bool(self.store.journal_lines())
             if has_state and not (resume or fresh) and self._finished(memory):
@@ -192,10 +199,14 @@ class Crawler:
                 loaded = ckpt.load_latest(self.store)
                 if loaded is not None:
                     self._restore(*loaded)
+                checkpointed = (self.budget.requests, self.targets)
+                # The journal is never lowered by a fallback to an older checkpoint: spending only grows.
                 requests, nbytes = ckpt.BudgetJournal.last_totals(self.store)
-                self.budget.requests = max(self.budget.requests, requests)
-                self.budget.bytes = max(self.budget.bytes, nbytes)
-                self.journal.requests, self.journal.bytes = self.budget.requests, self.budget.bytes
+                self.budget.restore(max(self.budget.requests, requests), max(self.budget.bytes, nbytes))
+                # New checkpoints are numbered above every existing one, unreadable ones included.
+                self._seq = max([self._seq, *self.store.checkpoints()])
+                if self.tmp_dir and (removed := Fetcher.clean_partial_files(self.tmp_dir)):
+                    log.info("removed %d partial downloads left by the interrupted crawl", removed)
         if self.resumed_from is None:  # a new run: warm when a memory exists, unless asked not to be
             self.recrawl = Recrawl(memory if self.warm_start else None, self.config.max_requests, previous=memory)
             self.recrawl.seed(self)
@@ -204,8 +215,29 @@ class Crawler:
                                    previous=memory)
             self.recrawl.restore(self, self._recrawl_state)
         self._replay_manifest(count_as_this_crawl=resume)
-        # Checkpoints are taken after pages only, so any checkpoint means the start page was crawled.
-        return self.resumed_from is None
+        if resume and self.store is not None:
+            self._note_resume(*checkpointed)
+        if self.resumed_from is None or self.pages == 0:
+            # Nothing crawled yet (an interrupted start, or a robots.txt that was unavailable): start over.
+            start_id = self.links.ids.get(self.config.start_url)
+            self._parked = [i for i in self._parked if i != start_id]
+            return True
+        return False
+
+    def _note_resume(self, requests: int, targets: int) -> None:
+        """Record a resume in the crawl's history: what the segment after the checkpoint (cut by a kill,
+        or lost with a torn checkpoint) spent and retrieved is in the totals, its pages are not known; the
+        harvest curve gets its end point so that it matches the totals."""
+        lost_requests, replayed = self.budget.requests - requests, self.targets - targets
+        if self.resumed_from is None and not lost_requests and not replayed:
+            return  # nothing was there: a plain start
+        lost_segment = bool(lost_requests or replayed)
+        self.resumes.append({"from_checkpoint": self.resumed_from, "lost_requests": lost_requests,
+                             "replayed_targets": replayed,
+                             "at_page": len(self.harvest_requests) if lost_segment else None})
+        if lost_segment:
+            self.harvest_requests.append(self.budget.requests)
+            self.harvest_targets.append(self.targets)
 
     def _finished(self, memory: site_memory.SiteMemory | None) -> bool:
         """Whether the run state in the store is that of the run that wrote ``memory`` (so it finished)."""
@@ -237,7 +269,7 @@ class Crawler:
                 if self._stop.is_set():
                     return self._stop_reason
                 if self.config.early_stopping and self.early.should_stop:
-                    return "early stopping: target discovery has slowed down"
+                    return self.early.reason
                 # Pages parked by an interruption come first; the policy never hears of them again.
                 link_id = self._parked.pop() if self._parked else self._next_link()
                 if link_id is None:
@@ -250,7 +282,7 @@ class Crawler:
 
     def _after_page(self) -> None:
         self.pages += 1
-        self.early.update(self.pages, self.targets)
+        self.early.update(self.pages, self.targets, self.policy.promising())
         self.harvest_requests.append(self.budget.requests)
         self.harvest_targets.append(self.targets)
         now = time.monotonic()
@@ -275,10 +307,17 @@ class Crawler:
         url = self.config.start_url
         if url not in self.links:
             self.links.add(url, 0, -1, None)
-        if not self.robots.allowed(url):
-            self.start_error = self.robots.problem(url) or f"robots.txt does not allow crawling {url}"
-            return self.start_error
         link_id = self.links.ids[url]
+        try:
+            allowed = self._start_allowed(url)
+        except CrawlInterrupted:
+            self._parked.append(link_id)  # a resume starts here again
+            raise
+        if not allowed:
+            self.start_error = self.robots.problem(url) or f"robots.txt does not allow crawling {url}"
+            if self.robots.unavailable(url):
+                self._parked.append(link_id)  # a passing failure: a resume (or a retry) starts here again
+            return self.start_error
         resp, final_id = self._get_or_park(link_id)
         if resp.kind == "html":
             self._learn(resp.url, HTML)
@@ -292,6 +331,22 @@ class Crawler:
             log.warning("start page %s gave no links: %s", url, self.start_error)
         self._after_page()
         return ""
+
+    def _start_allowed(self, url: str) -> bool:
+        """robots.txt of the start host, asked again with back-off while it is unavailable."""
+        for attempt in range(self.config.robots_retries + 1):
+            if self.robots.allowed(url) or not self.robots.unavailable(url):
+                return self.robots.allowed(url)
+            status, error = self.robots.failure(url)
+            if error.startswith("refused") or Fetcher.retries_itself(status, error):
+                return False  # an address the crawl may not reach, or already retried with back-off
+            if attempt < self.config.robots_retries:
+                wait = self.config.backoff * 2**attempt
+                log.warning("retrying robots.txt of the start host in %gs", wait)
+                if self._stop.wait(wait):
+                    raise StopRequested(self._stop_reason or "stop requested")
+                self.robots.retry_now(url)
+        return False
 
     def _crawl_page(self, link_id: int) -> int:
         """Algorithm 4 for a link taken from the frontier; returns its reward (new targets retrieved)."""
@@ -400,7 +455,8 @@ class Crawler:
         page_url = self.links.urls[page_id]
         depth = self.links.depth[page_id] + 1
         new: list[NewLink] = []
-        for link in extract_links(resp.body, page_url, _charset(resp.headers.get("content-type"))):
+        for link in extract_links(resp.body, page_url, _charset(resp.headers.get("content-type")),
+                                  self.config.max_links_per_page):
             url = link.url
             if url in self.links or url not in self.scope or extension(url) in self.config.blocked_extensions:
                 continue
@@ -554,6 +610,7 @@ class Crawler:
             "paths": self.links.paths,
             "parked": self._parked,
             "recrawl": {"warm": self.recrawl.warm, **self.recrawl.state()},
+            "resumes": self.resumes,
         }
         arrays = {
             **self.links.arrays(),
@@ -563,7 +620,6 @@ class Crawler:
             "harvest_targets": np.frombuffer(self.harvest_targets, dtype=np.int64),
         }
         ckpt.save(self.store, self._seq, ckpt.encode(state, arrays, self.links.urls))
-        self.store.journal_reset()
         self._pages_at_checkpoint = self.pages
         self._last_checkpoint = time.monotonic()
         self._checkpoint_cost = self._last_checkpoint - began
@@ -596,6 +652,7 @@ class Crawler:
         self.robots.texts = dict(state["robots"])
         self._parked = [int(x) for x in state["parked"]]
         self._recrawl_state = state.get("recrawl")
+        self.resumes = list(state.get("resumes", []))
         self.harvest_requests = array("q", arrays["harvest_requests"].astype(np.int64).tobytes())
         self.harvest_targets = array("q", arrays["harvest_targets"].astype(np.int64).tobytes())
         self._pages_at_checkpoint = self.pages

@@ -2,7 +2,12 @@
 
 A request is never followed through a redirect here (the engine decides, since redirects are counted and
 kept in scope). Bodies are streamed: HTML into memory up to a cap, targets to a temporary file while their
-sha256 is computed, blocked MIME types cut off as soon as the headers arrive."""
+sha256 is computed, blocked MIME types cut off as soon as the headers arrive.
+
+Every response has one deadline for connect, headers and body together (a server trickling its headers a
+byte a second must not hold the crawl), extended only while the body arrives at a useful rate; a stop
+request aborts the request in flight. Bodies are decompressed here, with their expansion bounded, and the
+byte budget counts bytes as they came over the wire."""
 
 from __future__ import annotations
 
@@ -15,20 +20,26 @@ import tempfile
 import threading
 import time
 import urllib.request
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import requests
 
+from airflow_sbcrawl.crawler.addresses import AddressGuard, AddressRefused
 from airflow_sbcrawl.crawler.budget import Budget, StopRequested
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.mimes import is_html, media_type
+from airflow_sbcrawl.crawler.transport import CrawlAdapter, InFlight, refusal
 
 log = logging.getLogger(__name__)
 
 _RETRY_STATUSES = {429, 502, 503, 504}
 _CHUNK = 64 * 1024
+# Below this many decoded bytes the compression ratio is not judged (small, repetitive pages compress well).
+_RATIO_FLOOR = 1024 * 1024
+PART_PREFIX, PART_SUFFIX = "sbcrawl-", ".part"
 
 
 @dataclass
@@ -38,11 +49,12 @@ class Response:
     status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     mime: str = ""
-    kind: str = "error"  # html | target | redirect | unchanged (a 304) | blocked | other | error
+    kind: str = "error"  # html | target | redirect | unchanged (a 304) | blocked | other | refused | error
     body: bytes = b""  # HTML pages only
     path: Path | None = None  # targets only: a temporary file the caller must move or delete
     sha256: str = ""
     size: int = 0  # decoded body bytes
+    timed_out: bool = False
     error: str = ""
 
     @property
@@ -63,6 +75,12 @@ class Fetcher:
         self.stop = stop or threading.Event()
         self.tmp_dir = tmp_dir
         self.session = requests.Session()
+        self.guard = AddressGuard(config.start_url, config.allow_private_start)
+        self._in_flight = InFlight()
+        self._abort_reason = ""
+        adapter = CrawlAdapter(self._in_flight, self.guard)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
         # HTTP(S)_PROXY and NO_PROXY are read once, not on every request as requests' trust_env does
         # (that environment scan was a tenth of the crawler's CPU time per page).
         self.session.trust_env = False
@@ -73,11 +91,33 @@ class Fetcher:
         self._last_request: dict[str, float] = {}
         self.host_delay: dict[str, float] = {}  # per-host delays above the configured one (Crawl-delay)
         self._targets = frozenset(config.target_mime_types)
-        self._watchdog = _Watchdog()
+        self._watchdog = _Watchdog(self.stop)
+        self._slow: dict[str, int] = {}  # host -> responses in a row that missed their deadline
+        self.given_up: dict[str, str] = {}  # host -> why no more requests go to it
 
     def close(self) -> None:
         self.session.close()
         self._watchdog.shutdown()
+
+    @staticmethod
+    def retries_itself(status: int | None, error: str) -> bool:
+        """Failures the fetcher retries itself, with back-off: the caller need not try again at once."""
+        return status in _RETRY_STATUSES or (status is None and error.startswith("network"))
+
+    @staticmethod
+    def clean_partial_files(tmp_dir: str | os.PathLike) -> int:
+        """Remove the half-written downloads a killed crawl left in ``tmp_dir``; returns how many."""
+        removed = 0
+        for path in Path(tmp_dir).glob(f"{PART_PREFIX}*{PART_SUFFIX}"):
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed += 1
+        return removed
+
+    def abort_in_flight(self, reason: str = "stop") -> None:
+        """End the request in progress now (from a signal handler, the watchdog or another thread)."""
+        self._abort_reason = self._abort_reason or reason
+        self._in_flight.abort()
 
     def _proxies(self, url: str) -> dict[str, str]:
         host = urlsplit(url).netloc
@@ -120,7 +160,15 @@ class Fetcher:
 
         Raises BudgetExhausted when the budget cannot pay for the (next) attempt, and StopRequested when
         the crawl was asked to stop (before sending, or while a body was still arriving)."""
-        host = urlsplit(url).netloc
+        parts = urlsplit(url)
+        host = parts.netloc
+        if host in self.given_up:
+            return Response(url=url, method=method, error=self.given_up[host])
+        try:
+            self.guard.check(parts.hostname or "")  # IP literals and loopback names, proxy or not
+        except AddressRefused as exc:
+            log.warning("%s (%s)", exc, url)
+            return Response(url=url, method=method, kind="refused", error=f"refused: {exc}")
         attempt = 0
         while True:
             self._wait_turn(host)
@@ -128,7 +176,11 @@ class Fetcher:
                 raise StopRequested("stop requested")
             self.budget.reserve_request()
             resp = self._attempt(url, method, headers)
-            retryable = resp.status in _RETRY_STATUSES or (resp.status is None and resp.error.startswith("network"))
+            if resp.kind == "refused":
+                log.warning("%s (%s)", resp.error, url)
+                return resp
+            self._note_deadline(host, resp)
+            retryable = self.retries_itself(resp.status, resp.error)
             if not retryable or attempt >= self.config.retries or self.stop.is_set():
                 return resp
             wait = self._retry_wait(attempt, resp.headers)
@@ -139,14 +191,63 @@ class Fetcher:
             self.stop.wait(wait)
             attempt += 1
 
+    def _note_deadline(self, host: str, resp: Response) -> None:
+        """Give up on a host whose responses keep missing their deadline (each costs a whole timeout)."""
+        if not resp.timed_out:
+            self._slow.pop(host, None)
+            return
+        log.warning("%s: %s", resp.url, resp.error)
+        self._slow[host] = self._slow.get(host, 0) + 1
+        if self._slow[host] >= self.config.max_host_timeouts:
+            self.given_up[host] = (f"host gave up: {self._slow[host]} responses in a row slower than "
+                                   f"{self.config.response_timeout:g}s")
+            log.warning("%s: %s", host, self.given_up[host])
+
     def _attempt(self, url: str, method: str, headers: dict[str, str] | None = None) -> Response:
         out = Response(url=url, method=method)
         timeout = (self.config.connect_timeout, self.config.read_timeout)
+        self._abort_reason = ""
+        # One deadline from before the connection to the end of the body; the watchdog aborts the request
+        # when it passes, whatever stage the request is in.
+        self._started = time.monotonic()
+        self._watchdog.arm(self._started + self.config.response_timeout, self._on_deadline)
         try:
-            raw = self.session.request(method, url, stream=True, allow_redirects=False, timeout=timeout,
-                                       proxies=self._proxies(url), headers=headers)
+            return self._request(url, method, timeout, out, headers)
         except requests.RequestException as exc:
-            out.error = f"network: {type(exc).__name__}: {exc}"[:500]
+            refused = refusal(exc)
+            if refused is not None:
+                out.kind, out.error = "refused", f"refused: {refused}"
+            elif not self._interrupted(out):
+                out.error = f"network: {type(exc).__name__}: {exc}"[:500]
+            return out
+        finally:
+            self._watchdog.disarm()
+            self._in_flight.sock = None
+
+    def _on_deadline(self) -> None:
+        self.abort_in_flight("stop" if self.stop.is_set() else "deadline")
+
+    def _deadline_passed(self) -> bool:
+        """After a failed or short read: True when the deadline aborted it; raises when a stop did."""
+        if self._abort_reason == "deadline":
+            return True
+        if self._abort_reason or self.stop.is_set():
+            raise StopRequested("stop requested while a response was arriving")
+        return False
+
+    def _interrupted(self, out: Response) -> bool:
+        if not self._deadline_passed():
+            return False
+        out.kind, out.timed_out = "error", True
+        out.error = f"response slower than {self.config.response_timeout:g}s"
+        return True
+
+    def _request(self, url: str, method: str, timeout: tuple[float, float], out: Response,
+                 headers: dict[str, str] | None = None) -> Response:
+        raw = self.session.request(method, url, stream=True, allow_redirects=False, timeout=timeout,
+                                   proxies=self._proxies(url), headers=headers)
+        if self._interrupted(out):  # the headers were complete just as the deadline passed
+            raw.close()
             return out
         with raw:
             out.status = raw.status_code
@@ -184,44 +285,53 @@ class Fetcher:
         return "other"
 
     def _stream(self, raw: requests.Response, cap: int, sink) -> str:
-        """Copy the decoded body to ``sink`` up to ``cap`` bytes and what is left of the byte budget;
-        returns an error string ("" when the whole body was read). Budgeted bytes are body bytes as
-        delivered (after gzip), so a decompression bomb is cut off by the cap, not by the wire size."""
+        """Copy the decoded body to ``sink`` up to ``cap`` bytes; returns an error string ("" when the whole
+        body was read). The byte budget is charged with wire bytes; a body that expands more than
+        ``max_compression_ratio`` times (a decompression bomb) is cut off."""
         stream = raw.raw
-        deadline = time.monotonic() + self.config.response_timeout
-        # A slow-drip server sends a byte at a time and never trips the read timeout: close it at the deadline.
-        self._watchdog.arm(deadline, raw.close)
-        size = 0
-        try:
-            while True:
-                left = self.budget.bytes_left()
-                if left <= 0:
-                    return "byte budget spent"
-                try:
-                    chunk = stream.read1(min(_CHUNK, left, cap + 1 - size), decode_content=True)
-                except Exception as exc:  # urllib3 raises several types for a dropped or bad stream
-                    if time.monotonic() >= deadline:
-                        return f"response slower than {self.config.response_timeout}s"
-                    return f"network: {type(exc).__name__}: {exc}"[:500]
-                if not chunk:
-                    if time.monotonic() >= deadline:
-                        return f"response slower than {self.config.response_timeout}s"
-                    return ""
-                self.budget.spend_bytes(len(chunk))
-                size += len(chunk)
+        decoder = _Decoder(raw.headers.get("Content-Encoding", ""))
+        if decoder.error:
+            return decoder.error
+        config = self.config
+        wire = size = 0
+        while True:
+            left = self.budget.bytes_left()
+            if left <= 0:
+                return "byte budget spent"
+            try:
+                chunk = stream.read1(min(_CHUNK, left), decode_content=False)
+            except Exception as exc:  # urllib3 raises several types for a dropped or bad stream
+                if self._deadline_passed():
+                    return f"response slower than {config.response_timeout:g}s"
+                return f"network: {type(exc).__name__}: {exc}"[:500]
+            if not chunk:
+                if self._deadline_passed():
+                    return f"response slower than {config.response_timeout:g}s"
+                return decoder.finish()
+            self.budget.spend_bytes(len(chunk))
+            wire += len(chunk)
+            # A body arriving at a useful rate may take longer than the deadline: a 2 GB file is no drip.
+            self._watchdog.extend(self._started + config.response_timeout + wire / config.min_transfer_rate)
+            for part in decoder.feed(chunk):
+                size += len(part)
                 if size > cap:
                     return f"body larger than {cap} bytes"
-                sink(chunk)
-                if self.stop.is_set():
-                    raise StopRequested("stop requested while a response was arriving")
-        finally:
-            self._watchdog.disarm()
+                if size > _RATIO_FLOOR and size > config.max_compression_ratio * wire:
+                    error = (f"decompression bomb: body expands more than {config.max_compression_ratio:g} "
+                             f"times ({wire} bytes on the wire), cut off")
+                    log.warning("%s: %s", raw.url, error)
+                    return error
+                sink(part)
+            if decoder.error:
+                return decoder.error
+            if self.stop.is_set():
+                raise StopRequested("stop requested while a response was arriving")
 
     def _read_page(self, raw: requests.Response, out: Response) -> None:
         parts: list[bytes] = []
         error = self._stream(raw, self.config.max_page_bytes, parts.append)
         if error:
-            out.kind, out.error = "error", error
+            out.kind, out.error, out.timed_out = "error", error, error.startswith("response slower")
             return
         out.kind = "html"
         out.body = b"".join(parts)
@@ -229,7 +339,7 @@ class Fetcher:
 
     def _read_target(self, raw: requests.Response, out: Response) -> None:
         digest = hashlib.sha256()
-        fd, name = tempfile.mkstemp(prefix="sbcrawl-", suffix=".part", dir=self.tmp_dir)
+        fd, name = tempfile.mkstemp(prefix=PART_PREFIX, suffix=PART_SUFFIX, dir=self.tmp_dir)
         path = Path(name)
         size = 0
         try:
@@ -245,7 +355,7 @@ class Fetcher:
             raise
         if error:
             path.unlink(missing_ok=True)
-            out.kind, out.error = "error", error
+            out.kind, out.error, out.timed_out = "error", error, error.startswith("response slower")
             return
         out.kind = "target"
         out.path = path
@@ -253,11 +363,65 @@ class Fetcher:
         out.size = size
 
 
-class _Watchdog:
-    """One thread that closes the response being read when its deadline passes (a thread per response
-    would cost a thread start per page)."""
+class _Decoder:
+    """Content-Encoding undone chunk by chunk, each output piece at most _CHUNK bytes (so a bomb is seen
+    after a few pieces, never held whole). gzip and deflate are what the fetcher asks for."""
 
-    def __init__(self) -> None:
+    def __init__(self, encoding: str) -> None:
+        codings = [c.strip().lower() for c in encoding.split(",") if c.strip()]
+        self.error = ""
+        self._zlib: zlib._Decompress | None = None
+        self._raw_deflate_tried = False
+        self._fed = False
+        if not codings or codings == ["identity"]:
+            return
+        if len(codings) == 1 and codings[0] in ("gzip", "x-gzip", "deflate"):
+            self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
+            return
+        self.error = f"unsupported Content-Encoding {encoding!r}"
+
+    def feed(self, data: bytes):
+        if self._zlib is None:
+            yield data
+            return
+        self._fed = self._fed or bool(data)
+        while data:
+            try:
+                out = self._zlib.decompress(data, _CHUNK)
+            except zlib.error as exc:
+                if not self._raw_deflate_tried and not self._zlib.eof:  # "deflate" without zlib header
+                    self._raw_deflate_tried = True
+                    self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+                    continue
+                self.error = f"body does not decompress: {exc}"
+                return
+            self._raw_deflate_tried = True
+            if out:
+                yield out
+            if self._zlib.eof:
+                rest = self._zlib.unused_data
+                if not rest.strip(b"\0"):
+                    return
+                self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 32)  # concatenated gzip members
+                data = rest
+            else:
+                data = self._zlib.unconsumed_tail
+
+    def finish(self) -> str:
+        if self._zlib is not None and self._fed and not self._zlib.eof and not self.error:
+            return "compressed body ended early"  # a truncated body is not what the server meant to send
+        return self.error
+
+
+class _Watchdog:
+    """One thread that aborts the request in flight when its deadline passes or a stop is requested (a
+    thread per response would cost a thread start per page). The stop is looked at every quarter second:
+    a signal arriving just before a request's socket was known could not abort it."""
+
+    _STOP_POLL = 0.25
+
+    def __init__(self, stop: threading.Event) -> None:
+        self._stop = stop
         self._cond = threading.Condition()
         self._deadline: float | None = None
         self._action = None
@@ -271,6 +435,12 @@ class _Watchdog:
                 self._thread = threading.Thread(target=self._run, name="sbcrawl-watchdog", daemon=True)
                 self._thread.start()
             self._cond.notify()
+
+    def extend(self, deadline: float) -> None:
+        """Move the deadline later (no wake-up needed: the thread looks again when the old one passes)."""
+        with self._cond:
+            if self._deadline is not None and deadline > self._deadline:
+                self._deadline = deadline
 
     def disarm(self) -> None:
         with self._cond:
@@ -288,8 +458,8 @@ class _Watchdog:
                     self._cond.wait()
                     continue
                 remaining = self._deadline - time.monotonic()
-                if remaining > 0:
-                    self._cond.wait(remaining)
+                if remaining > 0 and not self._stop.is_set():
+                    self._cond.wait(min(remaining, self._STOP_POLL))
                     continue
                 action, self._deadline, self._action = self._action, None, None
                 with contextlib.suppress(Exception):  # closing a broken connection may fail: nothing to do

@@ -100,3 +100,57 @@ class RandomBag:
         items[i] = items[-1]
         items.pop()
         return item
+
+
+class LeveledQueue:
+    """Ids in priority levels (small non-negative ints): ``pop`` takes a uniformly random id of the highest
+    non-empty level. Random within a level, as the paper draws within an action: an action often mixes
+    several parts of a site under one tag path, and first-in-first-out would serve whichever part filled
+    the queue first. Each level is a ``RandomBag``, so a queue costs 8 bytes an id."""
+
+    __slots__ = ("_levels", "_size")
+
+    def __init__(self) -> None:
+        self._levels: dict[int, RandomBag] = {}
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def add(self, item: int, level: int) -> None:
+        bag = self._levels.get(level)
+        if bag is None:
+            bag = self._levels[level] = RandomBag()
+        bag.add(item)
+        self._size += 1
+
+    def extend(self, items: list[int], level: int) -> None:
+        bag = self._levels.get(level)
+        if bag is None:
+            bag = self._levels[level] = RandomBag()
+        bag.items.extend(items)
+        self._size += len(items)
+
+    def pop(self, rng: np.random.Generator) -> int:
+        level = max(self._levels)
+        bag = self._levels[level]
+        item = bag.pop_random(rng)
+        if not len(bag):
+            del self._levels[level]
+        self._size -= 1
+        return item
+
+    def to_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, levels), for checkpoints."""
+        if not self._levels:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int16)
+        ids = [np.frombuffer(bag.items, dtype=np.int64).copy() for bag in self._levels.values()]
+        levels = [np.full(len(bag), level, dtype=np.int16) for level, bag in self._levels.items()]
+        return np.concatenate(ids), np.concatenate(levels)
+
+    @classmethod
+    def from_arrays(cls, ids: np.ndarray, levels: np.ndarray) -> LeveledQueue:
+        queue = cls()
+        for item, level in zip(ids.tolist(), levels.tolist(), strict=True):
+            queue.add(item, level)
+        return queue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import logging
 import threading
 from dataclasses import dataclass
 
@@ -10,6 +11,8 @@ import lxml.etree
 import lxml.html
 
 from airflow_sbcrawl.crawler.urls import resolve
+
+log = logging.getLogger(__name__)
 
 _LINK_ATTRS = {"a": "href", "area": "href", "iframe": "src", "frame": "src"}
 _MAX_ANCHOR = 120
@@ -56,8 +59,10 @@ def _parser(encoding: str | None) -> lxml.html.HTMLParser:
     return parser
 
 
-def extract_links(body: bytes, page_url: str, encoding: str | None = None) -> list[PageLink]:
-    """All a/area/iframe/frame links of a page, resolved against <base href> and normalised.
+def extract_links(body: bytes, page_url: str, encoding: str | None = None,
+                  max_links: int | None = None) -> list[PageLink]:
+    """The a/area/iframe/frame links of a page, resolved against <base href> and normalised; only the first
+    ``max_links`` link elements are read (the others are counted and logged).
 
     Malformed HTML is parsed as browsers would (lxml's recovering parser); a body that is not HTML at all
     yields no links rather than an error."""
@@ -75,7 +80,12 @@ def extract_links(body: bytes, page_url: str, encoding: str | None = None) -> li
         break
     labels: dict[lxml.etree._Element, str] = {}
     links: list[PageLink] = []
-    for el in root.iter(*_LINK_ATTRS):
+    elements = root.iter(*_LINK_ATTRS)
+    for seen, el in enumerate(elements):
+        if max_links is not None and seen >= max_links:
+            dropped = 1 + sum(1 for _ in elements)
+            log.warning("%s has %d more links than the %d read per page: dropped", page_url, dropped, max_links)
+            break
         target = el.get(_LINK_ATTRS[el.tag])
         if not target:
             continue

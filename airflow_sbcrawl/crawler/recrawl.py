@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING
 
 import lxml.etree
 import lxml.html
-import numpy as np
 
 from airflow_sbcrawl.crawler.memory import KnownDataset, KnownPage, SiteMemory
 from airflow_sbcrawl.crawler.urls import resolve
@@ -62,8 +61,6 @@ _ID = re.compile(r"#[^ .]*|\d+")
 # Settings the learned model depends on: another value and the model is learned afresh.
 MODEL_KEYS = ("policy", "ngram", "dim_log2", "hash_width", "hash_prime", "theta", "tagpath_ignore_digits",
               "batch_size")
-# Arrays of the policy that hold the last run's frontier (link ids of its link table), not its model.
-_FRONTIER_ARRAYS = ("bucket_ids", "bucket_lengths", "queue", "bag")
 _GONE = (404, 410)
 
 
@@ -186,8 +183,9 @@ class Recrawl:
         if mem.model_config != mine or not mem.model_state:
             log.info("site memory model was learned with other settings: learning afresh")
             return
-        policy_arrays = {k.split(".", 1)[1]: v for k, v in mem.model_arrays.items() if k.startswith("policy.")}
-        crawler.policy.restore(mem.model_state["policy"], policy_arrays)
+        if crawler.policy.warm_startable:
+            policy_arrays = {k.split(".", 1)[1]: v for k, v in mem.model_arrays.items() if k.startswith("policy.")}
+            crawler.policy.restore(mem.model_state["policy"], policy_arrays)
         crawler.classifier.restore(mem.model_state["classifier"], mem.model_arrays.get("classifier.classifier_coef"))
 
     # -- during the crawl ------------------------------------------------------------------------------
@@ -404,11 +402,7 @@ class Recrawl:
             d.contexts = self._merged_contexts(d.url, d.contexts)
         pages = self._pages(crawler, datasets)
         config = crawler.config.to_dict()
-        policy_arrays = dict(crawler.policy.arrays())
-        for name in _FRONTIER_ARRAYS:  # the learned model without this run's frontier (ids of its links)
-            if name in policy_arrays:
-                empty = name == "bucket_lengths"
-                policy_arrays[name] = np.zeros(len(policy_arrays[name]) if empty else 0, dtype=np.int64)
+        policy_arrays = crawler.policy.model_arrays()  # without this run's frontier (ids of its links)
         arrays = {**{f"policy.{k}": v for k, v in policy_arrays.items()},
                   **{f"classifier.{k}": v for k, v in crawler.classifier.arrays().items()}}
         return SiteMemory(

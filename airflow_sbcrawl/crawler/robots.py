@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -12,51 +13,86 @@ log = logging.getLogger(__name__)
 
 _ALLOW_ALL = ""
 _DISALLOW_ALL = "User-agent: *\nDisallow: /\n"
+_DISALLOW_ALL_RULES = Protego.parse(_DISALLOW_ALL)
 
 
 class RobotsRules:
     """Rules of each host seen so far. ``fetch_text(url)`` returns (status, text, error); status is None when
     the host could not be reached. Following RFC 9309: a 4xx robots.txt allows everything; a 5xx or an
-    unreachable one disallows the host (it may be overloaded, and then crawling it is impolite)."""
+    unreachable one disallows the host (it may be overloaded, and then crawling it is impolite).
+
+    Only rules actually read (2xx, 4xx) are kept in ``texts`` (and so in checkpoints): an unavailable
+    robots.txt is a passing state of the host, disallowing it only until ``retry_after`` seconds later,
+    when it is asked again."""
 
     def __init__(self, user_agent: str, fetch_text: Callable[[str], tuple[int | None, str, str]],
-                 enabled: bool = True) -> None:
+                 enabled: bool = True, max_crawl_delay: float = 60.0, retry_after: float = 60.0) -> None:
         self.user_agent = user_agent.split("/")[0]
         self.enabled = enabled
+        self.max_crawl_delay = max_crawl_delay
+        self.retry_after = retry_after
         self._fetch_text = fetch_text
         self.texts: dict[str, str] = {}  # "scheme://host" -> robots.txt as used (kept in checkpoints)
         self._parsed: dict[str, Protego] = {}
         self.delays: dict[str, float] = {}  # netloc -> Crawl-delay seconds, for the fetcher
         self.problems: dict[str, str] = {}  # origin -> why its robots.txt could not be read
+        self.failures: dict[str, tuple[int | None, str]] = {}  # origin -> (status, error) of that failure
+        self._unavailable_until: dict[str, float] = {}  # origin -> when to ask for its robots.txt again
 
     def _rules(self, url: str) -> Protego:
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
         rules = self._parsed.get(origin)
-        if rules is None:
-            text = self.texts.get(origin)
-            if text is None:
-                status, body, error = self._fetch_text(origin + "/robots.txt")
-                if status is not None and 200 <= status < 300:
-                    text = body
-                elif status is not None and 400 <= status < 500:
-                    text = _ALLOW_ALL
-                else:
-                    problem = f"robots.txt of {origin} unavailable ({error or status}): not crawling that host"
-                    log.warning("%s", problem)
-                    self.problems[origin] = problem
-                    text = _DISALLOW_ALL
-                self.texts[origin] = text
-            rules = self._parsed[origin] = Protego.parse(text)
-            delay = rules.crawl_delay(self.user_agent)
-            if delay:
-                self.delays[parts.netloc] = float(delay)
+        if rules is not None:
+            return rules
+        text = self.texts.get(origin)
+        if text is None:
+            if time.monotonic() < self._unavailable_until.get(origin, 0.0):
+                return _DISALLOW_ALL_RULES
+            status, body, error = self._fetch_text(origin + "/robots.txt")
+            if status is not None and 200 <= status < 300:
+                text = body
+            elif status is not None and 400 <= status < 500:
+                text = _ALLOW_ALL
+            else:
+                problem = f"robots.txt of {origin} unavailable ({error or f'HTTP {status}'}): not crawling that host"
+                log.warning("%s for now; asking again in %gs", problem, self.retry_after)
+                self.problems[origin] = problem
+                self.failures[origin] = (status, error)
+                self._unavailable_until[origin] = time.monotonic() + self.retry_after
+                return _DISALLOW_ALL_RULES
+            self.problems.pop(origin, None)
+            self.failures.pop(origin, None)
+            self._unavailable_until.pop(origin, None)
+            self.texts[origin] = text
+        rules = self._parsed[origin] = Protego.parse(text)
+        delay = rules.crawl_delay(self.user_agent)
+        if delay:
+            delay = float(delay)
+            if delay > self.max_crawl_delay:
+                log.warning("robots.txt of %s asks for a Crawl-delay of %gs: capped to %gs", origin, delay,
+                            self.max_crawl_delay)
+                delay = self.max_crawl_delay
+            self.delays[parts.netloc] = delay
         return rules
 
     def problem(self, url: str) -> str:
         parts = urlsplit(url)
         return self.problems.get(f"{parts.scheme}://{parts.netloc}", "")
 
+    def failure(self, url: str) -> tuple[int | None, str]:
+        """(status, error) of the last failed fetch of ``url``'s robots.txt."""
+        parts = urlsplit(url)
+        return self.failures.get(f"{parts.scheme}://{parts.netloc}", (None, ""))
+
+    def unavailable(self, url: str) -> bool:
+        """True while the robots.txt of ``url``'s host is failing (a transient state, never saved)."""
+        return bool(self.problem(url))
+
+    def retry_now(self, url: str) -> None:
+        """Ask for ``url``'s robots.txt again at its next use."""
+        parts = urlsplit(url)
+        self._unavailable_until.pop(f"{parts.scheme}://{parts.netloc}", None)
+
     def allowed(self, url: str) -> bool:
         return not self.enabled or self._rules(url).can_fetch(url, self.user_agent)
-

@@ -78,8 +78,21 @@ class LocalSink:
         self._repair_torn_tail()
         if not self.manifest.exists():
             return []
-        with self.manifest.open(encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
+        rows = []
+        with self.manifest.open(encoding="utf-8", errors="replace") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as exc:
+                    raise SinkError(f"{self.manifest} line {number} is not valid JSON ({exc}): "
+                                    "repair or remove that line, then resume") from None
+                if not isinstance(row, dict):
+                    raise SinkError(f"{self.manifest} line {number} is not a JSON object: "
+                                    "repair or remove that line, then resume")
+                rows.append(row)
+        return rows
 
     def flush(self) -> None:
         if self._fh is not None:

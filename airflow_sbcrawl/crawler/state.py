@@ -47,10 +47,14 @@ class StateStore(Protocol):
 
 
 class LocalStateStore:
+    #: The journal is rewritten as its last line once it has this many (only the last one counts).
+    JOURNAL_COMPACT_LINES = 10_000
+
     def __init__(self, root: str | os.PathLike) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self._journal = None
+        self._journal_count = 0
 
     def _dir(self, seq: int) -> Path:
         return self.root / f"ckpt-{seq:08d}"
@@ -80,10 +84,21 @@ class LocalStateStore:
         shutil.rmtree(self._dir(seq), ignore_errors=True)
 
     def journal_append(self, line: str) -> None:
+        if self._journal_count >= self.JOURNAL_COMPACT_LINES:
+            # Replace the journal by its last line in one rename: at no moment is it empty or lower.
+            if self._journal is not None:
+                self._journal.close()
+            tmp = self.root / "journal.log.tmp"
+            tmp.write_text(line + "\n", encoding="ascii")
+            os.replace(tmp, self.root / "journal.log")
+            self._journal = None
+            self._journal_count = 1
+            return
         if self._journal is None:
             self._journal = (self.root / "journal.log").open("a", encoding="ascii")
         self._journal.write(line + "\n")
         self._journal.flush()
+        self._journal_count += 1
 
     def journal_lines(self) -> list[str]:
         path = self.root / "journal.log"
@@ -95,6 +110,7 @@ class LocalStateStore:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
+        self._journal_count = 0
         (self.root / "journal.log").unlink(missing_ok=True)
 
     def describe(self) -> str:
@@ -113,6 +129,9 @@ class BudgetJournal:
         self.requests += requests
         self.bytes += nbytes
         self.store.journal_append(f"{self.requests} {self.bytes}")
+
+    def restore(self, requests: int, nbytes: int) -> None:
+        self.requests, self.bytes = requests, nbytes
 
     @staticmethod
     def last_totals(store: StateStore) -> tuple[int, int]:
@@ -140,6 +159,8 @@ def encode(state: dict, arrays: dict[str, np.ndarray], urls: list[str]) -> dict[
 
 def decode(files: dict[str, bytes]) -> tuple[dict, dict[str, np.ndarray], list[str]]:
     state = json.loads(files["state.json"])
+    if not isinstance(state, dict):
+        raise CheckpointError("state.json is not a JSON object")
     if state.get("format") != FORMAT:
         raise ForeignCheckpoint(f"not an airflow-sbcrawl checkpoint (format {state.get('format')!r})")
     if state.get("version") != VERSION:
@@ -163,6 +184,8 @@ def load_latest(store: StateStore) -> tuple[int, dict, dict[str, np.ndarray], li
     for seq in reversed(seqs):
         try:
             manifest = json.loads(store.read(seq, "MANIFEST.json"))
+            if not isinstance(manifest, dict):
+                raise CheckpointError("MANIFEST.json is not a JSON object")
             files = {}
             for name in FILES:
                 data = store.read(seq, name)

@@ -1,4 +1,5 @@
-"""URL normalisation and the site scope of §2.2 (the start host and its subdomains, "www." ignored)."""
+"""URL normalisation and the site scope of §2.2 (the start host and its subdomains, "www." ignored, on
+the start URL's scheme and port)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ def normalize(url: str) -> str:
         host = host.encode("idna").decode("ascii").lower()
     except UnicodeError as exc:
         raise InvalidURL(f"{url!r} has an invalid host name") from exc
+    if ":" in host:  # an IPv6 literal keeps its brackets, or the port could not be told from it
+        host = f"[{host}]"
     netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
     path = parts.path or "/"
     if "." in path:
@@ -90,16 +93,34 @@ def site_host(host: str) -> str:
     return host[4:] if host.startswith("www.") else host
 
 
+def origin_port(parts) -> tuple[str, int]:
+    """(scheme, port) of a split URL, the scheme's default port filled in."""
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return scheme, port if port is not None else _DEFAULT_PORTS.get(scheme, 0)
+
+
 class Scope:
-    """URLs whose host is the start host or one of its subdomains, a leading "www." ignored on both."""
+    """URLs whose host is the start host or one of its subdomains, a leading "www." ignored on both, on the
+    start URL's scheme and port. Another port of the same host is another service (an admin console, a
+    database), so it is out of scope; the one exception is http on port 80 upgraded to https on 443, which
+    is how sites move to TLS."""
 
     def __init__(self, start_url: str) -> None:
-        self.root = site_host(urlsplit(start_url).hostname or "")
+        parts = urlsplit(start_url)
+        self.root = site_host(parts.hostname or "")
         self._suffix = "." + self.root
+        self.origins = {origin_port(parts)}
+        if self.origins == {("http", 80)}:
+            self.origins.add(("https", 443))
 
     def __contains__(self, url: str) -> bool:
-        host = site_host(urlsplit(url).hostname or "")
-        return host == self.root or host.endswith(self._suffix)
+        parts = urlsplit(url)
+        host = site_host(parts.hostname or "")
+        return (host == self.root or host.endswith(self._suffix)) and origin_port(parts) in self.origins
 
 
 def extension(url: str) -> str:

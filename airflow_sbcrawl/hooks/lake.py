@@ -1,10 +1,11 @@
-"""The Iceberg REST catalog as an Airflow connection.
+"""The Iceberg REST catalog as an Airflow connection of type ``sbcrawl_iceberg``.
 
-No new connection type: any connection (``generic`` is the natural one) whose **extra is the pyiceberg
-catalog properties**, exactly as ``pyiceberg.catalog.load_catalog`` takes them. For AWS S3 Tables, Glue's
-Iceberg REST endpoint and the local SeaweedFS alike::
+The connection's **extra is the pyiceberg catalog properties**, exactly as
+``pyiceberg.catalog.load_catalog`` takes them (the connection form labels the fields accordingly and
+shows an example extra: see ``connection-types`` in ``airflow_sbcrawl.get_provider_info``). For AWS S3
+Tables, Glue's Iceberg REST endpoint and the local SeaweedFS alike::
 
-    AIRFLOW_CONN_SBCRAWL_LAKE='{"conn_type": "generic",
+    AIRFLOW_CONN_SBCRAWL_LAKE='{"conn_type": "sbcrawl_iceberg",
       "login": "<access key id>", "password": "<secret access key>",
       "extra": {"uri": "https://s3tables.eu-west-1.amazonaws.com/iceberg",
                 "warehouse": "arn:aws:s3tables:eu-west-1:123456789012:bucket/stats-lake",
@@ -19,6 +20,9 @@ Iceberg REST endpoint and the local SeaweedFS alike::
 * ``host`` (optional) is the catalog URI when the extra has no ``uri``.
 * ``namespace`` (optional, not a pyiceberg property) is the Iceberg namespace of the lake's tables.
 
+The hook reads any connection of that shape whatever its type, so a ``generic`` one made before the type
+existed keeps working.
+
 Secrets are registered with Airflow's log masker and never logged; ``describe()`` shows the redacted set.
 """
 
@@ -32,14 +36,17 @@ from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_sbcrawl.lake.catalog import DEFAULT_NAMESPACE, SECRET_KEYS, CatalogConfig
 
+#: The connection type of the lake catalog (declared in the provider info).
+CONN_TYPE = "sbcrawl_iceberg"
+
 
 class IcebergCatalogHook(BaseHook):
     """Builds a ``lake.CatalogConfig`` from an Airflow connection (see the module docstring for its shape)."""
 
     conn_name_attr = "catalog_conn_id"
     default_conn_name = "sbcrawl_lake"
-    conn_type = "generic"
-    hook_name = "Iceberg REST catalog (pyiceberg properties in extra)"
+    conn_type = CONN_TYPE
+    hook_name = "Iceberg REST catalog (SB Crawl lake)"
 
     def __init__(self, catalog_conn_id: str = default_conn_name, namespace: str | None = None) -> None:
         super().__init__()
@@ -86,4 +93,4 @@ def catalog_connection(properties: Mapping[str, Any], *, namespace: str | None =
     extra = {str(k): str(v) for k, v in properties.items()}
     if namespace:
         extra["namespace"] = namespace
-    return json.dumps({"conn_type": "generic", "extra": extra})
+    return json.dumps({"conn_type": CONN_TYPE, "extra": extra})

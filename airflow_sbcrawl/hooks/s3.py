@@ -20,7 +20,6 @@ import io
 import json
 import logging
 import re
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,21 +241,19 @@ class S3StateStore:
     Checkpoint files are uploaded in the order given (``MANIFEST.json`` last) and a checkpoint is listed
     only once its ``MANIFEST.json`` exists, the S3 counterpart of the local store's atomic rename.
 
-    The budget journal holds cumulative totals, so only its last line matters: it is kept in memory and
-    written as a single small object at most every ``journal_interval`` seconds (and at ``flush_journal``,
-    which the operator calls when a try ends). After a SIGKILL the resumed crawl therefore misses at most
-    the requests recorded during the last ``journal_interval`` seconds: with the engine's per-host delay
-    ``d`` that is at most ``1 + journal_interval / d`` requests per host the crawl was talking to
-    (6 with the defaults 5 s and 1 s), plus their bytes."""
+    The budget journal holds cumulative totals, so only its last line matters: it is one small object,
+    written before the spending it records. The engine's budget records requests ``journal_lease`` at a
+    time (and bytes a MiB ahead), so this is one PUT per ``journal_lease`` requests; when S3 cannot be
+    written, no request is sent. A try killed at any moment, or cut off from S3, therefore leaves at most
+    ``journal_lease`` requests of the budget unused, and never lets the retry overshoot it."""
 
-    def __init__(self, hook: S3Hook, bucket: str, prefix: str, journal_interval: float = 5.0) -> None:
+    def __init__(self, hook: S3Hook, bucket: str, prefix: str, journal_lease: int = 10) -> None:
         self.hook = hook
         self.bucket = bucket
         self.prefix = prefix if prefix.endswith("/") else prefix + "/"
-        self.journal_interval = journal_interval
+        self.journal_lease = journal_lease
         self._journal_line: str | None = None
         self._journal_dirty = False
-        self._journal_written_at = 0.0
 
     def _ckpt_prefix(self, seq: int) -> str:
         return f"{self.prefix}ckpt-{seq:08d}/"
@@ -295,15 +292,13 @@ class S3StateStore:
     def journal_append(self, line: str) -> None:
         self._journal_line = line
         self._journal_dirty = True
-        if time.monotonic() - self._journal_written_at >= self.journal_interval:
-            self.flush_journal()
+        self.flush_journal()
 
     def flush_journal(self) -> None:
         if self._journal_dirty and self._journal_line is not None:
             self.hook.load_bytes((self._journal_line + "\n").encode("ascii"), key=self.journal_key,
                                  bucket_name=self.bucket, replace=True)
             self._journal_dirty = False
-        self._journal_written_at = time.monotonic()
 
     def journal_lines(self) -> list[str]:
         lines = [] if self._journal_line is None else [self._journal_line]
@@ -318,7 +313,6 @@ class S3StateStore:
     def journal_reset(self) -> None:
         self._journal_line = None
         self._journal_dirty = False
-        self._journal_written_at = time.monotonic()
         # The raw client: the hook's delete_objects logs every call, and this runs at every checkpoint.
         self.hook.get_conn().delete_object(Bucket=self.bucket, Key=self.journal_key)
 

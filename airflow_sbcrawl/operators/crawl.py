@@ -22,6 +22,9 @@ from airflow.sdk import Asset, AssetAlias
 from airflow_sbcrawl.crawler import ConfigError, CrawlConfig, Crawler, CrawlSummary, Progress, SinkError
 from airflow_sbcrawl.crawler import memory as site_memory
 from airflow_sbcrawl.hooks.s3 import S3CrawlLayout, S3Sink, S3StateStore, check_bucket_writable, s3_hook, site_key
+from airflow_sbcrawl.operators import lineage
+from airflow_sbcrawl.operators.links import CrawlManifestLink, CrawlReportLink
+from airflow_sbcrawl.operators.params import check_public_start_url
 
 if TYPE_CHECKING:
     from airflow.providers.amazon.aws.hooks.s3 import S3Hook
@@ -49,21 +52,23 @@ class SBCrawlOperator(BaseOperator):
     ``.../state/<dag_id>/<run_id>/<task_id>/<map_index>/``: that key is the same for every try of a task
     instance, so a retry resumes where the previous try's last checkpoint left off instead of starting over.
 
-    :param start_url: the page the crawl starts from; its host (and subdomains) is the crawl's scope.
+    :param start_url: the page the crawl starts from; its host (and subdomains) is the crawl's scope. A
+        ``localhost`` or non-public IP address (loopback, private, link-local) is refused before any request.
     :param bucket: S3 bucket for targets, manifests and crawl state.
     :param prefix: key prefix inside the bucket.
     :param aws_conn_id: Airflow connection for ``S3Hook``; ``None`` uses boto3's default credential chain.
     :param max_requests: request budget (GET and HEAD, robots.txt and retries included).
     :param max_bytes: byte budget (body bytes received).
     :param target_mime_types: MIME types that count as targets (default: the engine's list of 43).
-    :param policy: ``sb-classifier`` (default), ``bfs``, ``dfs`` or ``random``.
+    :param policy: ``sb-classifier`` (default) or ``bfs``; the baselines ``dfs``, ``random`` and ``focused``
+        are accepted for experiments.
     :param seed: random seed of the crawl (same seed, same site: same crawl).
     :param delay: seconds between two requests to the same host (politeness).
     :param crawl_options: any other ``CrawlConfig`` setting by name (validated; unknown names are errors).
     :param fresh: on the first try, discard a crawl state left under this task instance's key and start over
         (retries always resume).
-    :param journal_interval: seconds between writes of the budget journal to S3 (bounds budget overshoot
-        after a SIGKILL to the requests of that many seconds).
+    :param journal_lease: requests recorded in the S3 budget journal per write, before they are sent: a try
+        killed (or cut off from S3) leaves at most that many of the budget unused and never overshoots it.
     :param warm_start: start from the site memory in S3 (``.../<site>/memory/``) when there is one: an
         incremental crawl that checks known datasets with conditional requests and stores only new or
         changed files (``False``: a cold crawl; it still leaves a memory for the next run).
@@ -79,6 +84,7 @@ class SBCrawlOperator(BaseOperator):
         "policy", "seed", "delay", "crawl_options",
     )
     template_fields_renderers: ClassVar[dict[str, str]] = {"crawl_options": "json"}
+    operator_extra_links = (CrawlReportLink(), CrawlManifestLink())
     ui_color = "#d9ead3"
 
     def __init__(
@@ -98,7 +104,7 @@ class SBCrawlOperator(BaseOperator):
         fresh: bool = False,
         warm_start: bool = True,
         keep_checkpoints: int = 1,
-        journal_interval: float = 5.0,
+        journal_lease: int = 10,
         progress_callback: Callable[[Progress, Context], None] | None = None,
         **kwargs: Any,
     ) -> None:
@@ -117,10 +123,11 @@ class SBCrawlOperator(BaseOperator):
         self.fresh = fresh
         self.warm_start = warm_start
         self.keep_checkpoints = keep_checkpoints
-        self.journal_interval = journal_interval
+        self.journal_lease = journal_lease
         self.progress_callback = progress_callback
         self._crawler: Crawler | None = None
         self._killed = False
+        self._lineage: Any = None
         if not self.outlets:
             # A concrete Asset when its URI is known when the DAG is parsed (ingestion DAGs schedule on it);
             # otherwise an alias that the run resolves to the concrete Asset.
@@ -158,6 +165,11 @@ class SBCrawlOperator(BaseOperator):
         for key in _INT_KNOBS:
             merged[key] = _as_int(key, merged[key])
         merged["delay"] = _as_float("delay", merged["delay"])
+        if isinstance(merged["start_url"], str):
+            try:
+                check_public_start_url(merged["start_url"])
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
         return CrawlConfig.from_dict(merged)
 
     def execute(self, context: Context) -> dict[str, Any]:
@@ -180,8 +192,9 @@ class SBCrawlOperator(BaseOperator):
         map_index = -1 if map_index is None else map_index
         crawl_run = f"{dag_id}__{run_id}" + (f"__{map_index}" if map_index >= 0 else "")
         store = S3StateStore(hook, layout.bucket, layout.state_prefix(dag_id, run_id, task_id, map_index),
-                             journal_interval=self.journal_interval)
+                             journal_lease=self.journal_lease)
         memory = S3StateStore(hook, layout.bucket, layout.memory_prefix())
+
         try_number = ti.try_number or 1
         fresh = bool(self.fresh) and try_number <= 1
         try:
@@ -249,9 +262,17 @@ class SBCrawlOperator(BaseOperator):
             objects_uploaded=sink.objects_uploaded, objects_skipped=sink.objects_skipped,
         )
         self._emit_manifest_event(context, layout, result)
+        self._lineage = lineage.operator_lineage(
+            [lineage.site(config.start_url)],
+            [lineage.s3(layout.bucket, layout.objects_prefix()),
+             lineage.s3(layout.bucket, layout.run_prefix(crawl_run))])
         self.log.info("crawl done: %d targets, %d requests, %d pages (%s)", summary.targets, summary.requests,
                       summary.pages, summary.stop_reason)
         return result
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the site read, the S3 objects and the run's manifests written (see lineage.py)."""
+        return self._lineage
 
     def _upload_report(self, hook: S3Hook, layout: S3CrawlLayout, crawl_run: str, crawler: Crawler,
                        summary: CrawlSummary) -> str:

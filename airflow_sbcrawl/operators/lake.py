@@ -19,7 +19,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from airflow_sbcrawl.hooks.lake import IcebergCatalogHook
 from airflow_sbcrawl.hooks.s3 import s3_hook
 from airflow_sbcrawl.hooks.tables import download
-from airflow_sbcrawl.lake import LakeError, LoadResult, load_tables, mark_gone
+from airflow_sbcrawl.lake import OBSERVATIONS, TABLES, LakeError, LoadResult, load_tables, mark_gone
+from airflow_sbcrawl.operators import lineage
 from airflow_sbcrawl.tables import read_tables
 from airflow_sbcrawl.tables.output import INDEX_NAME
 
@@ -101,6 +102,7 @@ class LoadToLakeOperator(BaseOperator):
         self.namespace = namespace
         self.aws_conn_id = aws_conn_id
         self.max_observations = max_observations
+        self._lineage: Any = None
 
     def execute(self, context: Context) -> dict[str, Any]:
         try:
@@ -127,7 +129,14 @@ class LoadToLakeOperator(BaseOperator):
             except LakeError as exc:
                 raise AirflowException(str(exc)) from exc  # retryable: a catalog can come back
         keys = ("sources", "tables", "observations", "replaced_tables", "replaced_observations")
+        self._lineage = lineage.operator_lineage(
+            [lineage.s3(run["bucket"], run["tables_prefix"]) for run in runs],
+            [lineage.iceberg(config.uri, config.namespace, table) for table in (TABLES, OBSERVATIONS)])
         return {"loads": loads, **{k: sum(int(x[k]) for x in loads) for k in keys}, "namespace": config.namespace}
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the Parquet tables read, the lake's Iceberg tables written (see lineage.py)."""
+        return self._lineage
 
     def _load_run(self, s3: S3Hook, config: Any, run: dict[str, Any], max_obs: int) -> dict[str, Any]:
         bucket, prefix, site, run_id = run["bucket"], run["tables_prefix"], run["site"], run["run_id"]

@@ -30,6 +30,7 @@ from airflow_sbcrawl.hooks.tables import (
     upload,
     write_json,
 )
+from airflow_sbcrawl.operators import lineage
 from airflow_sbcrawl.tables import DETECTOR_VERSION, InputFile, detect_to_dir
 from airflow_sbcrawl.tables.output import ERRORS_NAME, INDEX_NAME
 
@@ -113,6 +114,7 @@ class DetectTablesOperator(BaseOperator):
         self.aws_conn_id = aws_conn_id
         self.max_file_bytes = max_file_bytes
         self.reuse_detected = reuse_detected
+        self._lineage: Any = None
 
     def execute(self, context: Context) -> dict[str, Any]:
         try:
@@ -137,7 +139,13 @@ class DetectTablesOperator(BaseOperator):
             totals.update({k: r[k] for k in ("files", "files_reused", "files_with_tables", "tables",
                                              "observations", "errors")})
             reasons.update(r["errors_by_reason"])
+        self._lineage = lineage.operator_lineage([lineage.s3(r.bucket, r.layout.objects_prefix()) for r in refs],
+                                                 [lineage.s3(r["bucket"], r["tables_prefix"]) for r in results])
         return {"crawls": results, **totals, "errors_by_reason": dict(reasons), "detector_version": DETECTOR_VERSION}
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the crawled objects read, the Parquet tables written (see lineage.py)."""
+        return self._lineage
 
     # -- one crawl run ---------------------------------------------------------------------------------
     def _detect_run(self, hook: S3Hook, ref: CrawlRef, max_bytes: int) -> dict[str, Any]:

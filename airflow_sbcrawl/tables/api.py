@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -13,6 +14,10 @@ from .model import DetectedTable, Provenance
 from .output import write_tables
 from .readers import Limits, ReadError, read_bytes
 
+# Why a sheet gave no table; the first words of a reason are its kind, counted in summaries
+NO_BODY = "no data lines"
+NO_VALUES = "no value cells"
+
 
 @dataclass
 class FileResult:
@@ -21,6 +26,8 @@ class FileResult:
     provenance: Provenance
     tables: list[DetectedTable] = field(default_factory=list)
     errors: list[ReadError] = field(default_factory=list)
+    # Sheets (or parts of sheets) where no table was kept, and why: {"member", "sheet", "reason"}
+    no_tables: list[dict] = field(default_factory=list)
     sheets: int = 0
     seconds: float = 0.0
 
@@ -74,16 +81,27 @@ def detect_file(
     for sheet in read.sheets:
         prov = replace(provenance, member=sheet.member, sheet=sheet.name)
         try:
-            result.tables.extend(detect_tables(sheet.rows, prov))
+            tables = detect_tables(sheet.rows, prov)
         except Exception as exc:  # one odd sheet must not lose the others
             result.errors.append(ReadError(sheet.member, f"detection failed on {sheet.name!r}: {exc}"))
+            continue
+        kept = [t for t in tables if t.observations]
+        result.tables.extend(kept)
+        for t in tables:
+            if not t.observations:  # a table of labels only (a contents page, a code list) holds no data
+                reason = f"{NO_VALUES}: table {t.cell_range} has only label columns"
+                result.no_tables.append({"member": sheet.member, "sheet": sheet.name, "reason": reason})
+        if not tables:
+            result.no_tables.append({"member": sheet.member, "sheet": sheet.name, "reason": NO_BODY})
     result.seconds = time.perf_counter() - start
     return result
 
 
 def detect_to_dir(files: Iterable[InputFile | str | Path], out_dir: str | Path) -> dict:
     """Detect tables in every file and write Parquet + index into ``out_dir``; returns a JSON-able summary."""
-    summary = {"files": 0, "files_with_tables": 0, "tables": 0, "observations": 0, "errors": 0, "seconds": 0.0}
+    summary: dict = {"files": 0, "files_with_tables": 0, "tables": 0, "observations": 0, "errors": 0,
+                     "no_table_found": 0, "seconds": 0.0}
+    no_table_reasons: Counter[str] = Counter()
     index_path = Path(out_dir) / "tables.jsonl"
     for item in files:
         if not isinstance(item, InputFile):
@@ -100,7 +118,10 @@ def detect_to_dir(files: Iterable[InputFile | str | Path], out_dir: str | Path) 
         summary["tables"] += len(result.tables)
         summary["observations"] += sum(len(t.observations) for t in result.tables)
         summary["errors"] += len(result.errors)
+        summary["no_table_found"] += len(result.no_tables)
+        no_table_reasons.update(n["reason"].split(":")[0] for n in result.no_tables)
         summary["seconds"] += result.seconds
+    summary["no_table_reasons"] = dict(no_table_reasons)
     summary["index"] = str(index_path)
     summary["seconds"] = round(summary["seconds"], 3)
     return summary

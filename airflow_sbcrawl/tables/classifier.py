@@ -80,22 +80,30 @@ class LineClassifier:
         return e / e.sum(axis=1, keepdims=True)
 
     def predict_proba_sheet(
-        self, rows: Sequence[Sequence[str]], cells: SheetCells | None = None
+        self,
+        rows: Sequence[Sequence[str]],
+        cells: SheetCells | None = None,
+        kinds_values: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> tuple[list[str], np.ndarray]:
         """Classes and class probabilities (columns in ``classes_`` order) for every line of one sheet.
 
-        ``cells``: the sheet's parsed cells, when the caller keeps them to build tables afterwards.
+        ``cells``: the sheet's parsed cells, when the caller keeps them to build tables afterwards;
+        ``kinds_values``: their ``features.cell_kinds``, when the caller computed them already.
         """
-        rows = [list(map(str, r)) for r in rows]
-        feats = sheet_features(rows, cells=cells) if rows else np.zeros((0, len(FEATURE_NAMES)))
+        if cells is None:  # a caller passing cells made them from rows of strings already
+            rows = [list(map(str, r)) for r in rows]
+        feats = (
+            sheet_features(rows, cells=cells, kinds_values=kinds_values)
+            if rows
+            else np.zeros((0, len(FEATURE_NAMES)))
+        )
         proba = self._proba(feats) if rows else np.zeros((0, len(self.classes_)))
-        classes = []
-        for i, row in enumerate(rows):
-            if _is_blank(row):
-                classes.append("empty")
-                proba[i] = 0.0
-            else:
-                classes.append(self.classes_[int(proba[i].argmax())])
+        blank = feats[:, _F["fill"]] == 0  # a line's fill is its share of non-empty cells
+        proba[blank] = 0.0
+        names = self.classes_
+        classes = [
+            "empty" if b else names[k] for k, b in zip(proba.argmax(axis=1).tolist(), blank.tolist(), strict=True)
+        ]
         return repair(classes, feats), proba
 
     def predict(self, sheets: Sequence[Sequence[Sequence[str]]]) -> list[list[str]]:
@@ -153,24 +161,26 @@ def repair(classes: list[str], feats: np.ndarray) -> list[str]:
     """
     out = list(classes)
     nonempty = [i for i, c in enumerate(out) if c != "empty"]
+    # The few features the rules read, as Python lists: reading numpy scalars line by line is slow
+    read = ("total_and_sum", "kw_notes", "single_cell", "blank_above", "year_header")
+    total_and_sum, kw_notes, single_cell, blank_above, year_header = (feats[:, _F[name]].tolist() for name in read)
     for pos, i in enumerate(nonempty):
-        f = feats[i]
         prev = out[nonempty[pos - 1]] if pos > 0 else "empty"
         nxt = out[nonempty[pos + 1]] if pos + 1 < len(nonempty) else "empty"
-        if out[i] == "data" and f[_F["total_and_sum"]] > 0:
+        if out[i] == "data" and total_and_sum[i] > 0:
             out[i] = "derived"
-        elif out[i] == "metadata" and prev in ("data", "derived", "notes") and f[_F["kw_notes"]] > 0:
+        elif out[i] == "metadata" and prev in ("data", "derived", "notes") and kw_notes[i] > 0:
             out[i] = "notes"
         elif (
             out[i] in ("group", "notes")
             and prev == "notes"
-            and f[_F["single_cell"]] > 0
-            and f[_F["blank_above"]] >= 0.5
-            and f[_F["kw_notes"]] == 0
+            and single_cell[i] > 0
+            and blank_above[i] >= 0.5
+            and kw_notes[i] == 0
             and nxt != "notes"
         ):
             out[i] = "metadata"
-        elif out[i] == "data" and prev in ("metadata", "header") and f[_F["year_header"]] > 0:
+        elif out[i] == "data" and prev in ("metadata", "header") and year_header[i] > 0:
             out[i] = "header"
     return out
 

@@ -9,10 +9,11 @@ from dataclasses import replace
 import numpy as np
 
 from .classifier import LineClassifier, default_classifier
+from .features import EMPTY, MARKER, NUMBER, TEXT, cell_kinds
 from .model import DetectedTable, Observation, Provenance
 from .values import SheetCells
 
-DETECTOR_VERSION = "sbcrawl-tables/0.1+lr1"
+DETECTOR_VERSION = "sbcrawl-tables/0.2+lr1"
 
 BODY = ("data", "derived")
 _FOOTNOTE_MARK = re.compile(r"\s*(\\\d+|\[\w{1,3}\]|[\u00b9\u00b2\u00b3\u2070-\u2079]+)\s*$")
@@ -47,11 +48,11 @@ def _segments(classes: Sequence[str]) -> list[tuple[int, int]]:
             opens = True
         if opens and cls == "header":
             # A lone repeated header inside a body ("continued") does not open a table unless a title or a
-            # run of blank lines precedes it
+            # blank line precedes it
             prev = i - 1
             while prev >= 0 and classes[prev] == "empty":
                 prev -= 1
-            opens = seen_notes or classes[prev] == "metadata" or (i - prev) > 2
+            opens = seen_notes or classes[prev] == "metadata" or (i - prev) > 1
         if opens:
             spans.append((start, _last_nonempty(classes, start, i - 1)))
             start, seen_body, seen_notes = i, False, False
@@ -119,6 +120,52 @@ def _header_paths(header_rows: list[list[str]], lo: int, hi: int, stub_end: int)
     return {j: tuple(p) for j, p in paths.items()}
 
 
+def _observations(
+    rows: list[list[str]],
+    classes: list[str],
+    lines: list[int],
+    cells: SheetCells,
+    lo: int,
+    hi: int,
+    stub_end: int,
+    paths: dict[int, tuple[str, ...]],
+    col_offset: int,
+    as_groups: set[int],
+) -> list[Observation]:
+    """The body of a table in long form; lines in ``as_groups`` are read as group labels."""
+    observations: list[Observation] = []
+    groups: list[tuple[str, str]] = []
+    parsed_cache = cells.parsed  # a dict lookup per cell rather than a method call
+    value_cols = range(stub_end + col_offset, hi + 1 + col_offset)  # sheet columns
+    col_paths = [paths.get(j, ()) for j in range(stub_end, hi + 1)]
+    add, new = observations.append, Observation
+    for i in lines:
+        cls = classes[i]
+        if cls == "group" or i in as_groups:
+            label = next((c for c in rows[i][lo : hi + 1] if c.strip()), "")
+            style = _group_style(label)
+            while groups and any(s == style for s, _ in groups):
+                groups.pop()
+            groups.append((style, _clean_label(label)))
+            continue
+        if cls not in BODY:
+            continue
+        stub_cells = tuple(_clean_label(c) for c in rows[i][lo:stub_end] if c.strip())
+        labels = tuple(g for _, g in groups) + stub_cells
+        # The per-cell loop: the hottest of detection, so names are local and the value columns zipped
+        for j, raw, path in zip(value_cols, cells.text[i][stub_end : hi + 1], col_paths, strict=False):
+            if not raw or (raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw)):
+                continue
+            parsed = parsed_cache.get(raw) or cells.parse(raw)
+            add(new(i, j, labels, path, raw, parsed.value, parsed.status, cls))
+    return observations
+
+
+def _has_duplicate_keys(observations: list[Observation]) -> bool:
+    keys = {(o.row_labels, o.column_path) for o in observations}
+    return len(keys) < len(observations)
+
+
 def _group_style(text: str) -> str:
     letters = [c for c in text if c.isalpha()]
     if letters and all(c.isupper() for c in letters):
@@ -136,58 +183,71 @@ def build_table(
     provenance: Provenance,
     index: int,
     cells: SheetCells,
+    col_offset: int = 0,
+    kinds: np.ndarray | None = None,
 ) -> DetectedTable:
-    """One table of the sheet, lines ``span``; ``cells`` are the sheet's parsed cells (see SheetCells)."""
+    """One table of the sheet, lines ``span``; ``cells`` are the sheet's parsed cells (see SheetCells).
+
+    ``rows`` may be a block of the sheet's columns (a table beside another); ``col_offset`` is the sheet
+    column of its first one, so that the table's cells are placed in the sheet. ``kinds``: the block's
+    ``features.cell_kinds``, when the caller has them (the table's columns are then found in numpy).
+    """
     a, b = span
     lines = list(range(a, b + 1))
     used = [i for i in lines if classes[i] != "empty"]
-    cols = [j for i in used if classes[i] not in ("metadata", "notes") for j, c in enumerate(cells.text[i]) if c]
+    framed = [i for i in used if classes[i] not in ("metadata", "notes")]  # titles and notes overhang
+    if kinds is not None:
+        cols = np.flatnonzero((kinds[framed] != EMPTY).any(axis=0)).tolist() if framed else []
+    else:
+        cols = [j for i in framed for j, c in enumerate(cells.text[i]) if c]
     lo, hi = (min(cols), max(cols)) if cols else (0, max(len(rows[a]) - 1, 0))
     body = [i for i in lines if classes[i] in BODY]
-    header_idx = [i for i in lines if classes[i] == "header"]
+    # A header block repeated inside the table (continued under its header) gives each column one path
+    header_idx = []
+    seen_headers: set[tuple[str, ...]] = set()
+    for i in lines:
+        if classes[i] == "header" and tuple(rows[i]) not in seen_headers:
+            seen_headers.add(tuple(rows[i]))
+            header_idx.append(i)
     stub = _stub_width(rows, body, lo, hi, cells)
     stub_end = lo + stub
-    paths = _header_paths([rows[i] for i in header_idx], lo, hi, stub_end)
+    # Attribute rows sit under the header row that names the columns, never first ("Currency | 2022")
+    attribute_idx = [i for i in header_idx[1:] if _ATTRIBUTE.match(cells.text[i][lo])]
+    path_idx = [i for i in header_idx if i not in attribute_idx]
+    paths = _header_paths([rows[i] for i in path_idx], lo, hi, stub_end)
+    attributes: dict[int, dict[str, str]] = {}
+    for i in attribute_idx:
+        key = cells.text[i][lo].rstrip(":").strip()
+        for j in range(stub_end, hi + 1):
+            if cells.text[i][j]:
+                attributes.setdefault(j + col_offset, {})[key] = cells.text[i][j]
 
-    observations: list[Observation] = []
-    groups: list[tuple[str, str]] = []
-    for i in lines:
-        cls = classes[i]
-        if cls == "group":
-            label = next((c for c in rows[i][lo : hi + 1] if c.strip()), "")
-            style = _group_style(label)
-            while groups and any(s == style for s, _ in groups):
-                groups.pop()
-            groups.append((style, _clean_label(label)))
-            continue
-        if cls not in BODY:
-            continue
-        stub_cells = tuple(_clean_label(c) for c in rows[i][lo:stub_end] if c.strip())
-        labels = tuple(g for _, g in groups) + stub_cells
-        text = cells.text[i]
-        for j in range(stub_end, min(hi + 1, len(text))):  # cells past the row's end are empty
-            raw = text[j]
-            if not raw or (raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw)):
-                continue
-            parsed = cells.parse(raw)
-            observations.append(Observation(i, j, labels, paths.get(j, ()), raw, parsed.value, parsed.status, cls))
+    label_only = [
+        i for i in body if not any(cells.text[i][stub_end : hi + 1]) and not _all_years(rows, [i], lo)
+    ]
+    observations = _observations(rows, classes, lines, cells, lo, hi, stub_end, paths, col_offset, set())
+    if label_only and _has_duplicate_keys(observations):
+        # Lines with a label and no values ("United States dollar" above its rates) were read as data, so
+        # the series under two such labels share their labels: they are section labels (groups)
+        observations = _observations(rows, classes, lines, cells, lo, hi, stub_end, paths, col_offset, set(label_only))
 
     title = " ".join(" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "metadata")
     notes = [" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "notes"]
-    conf = float(np.mean([proba[i].max() for i in used])) if used else 0.0
+    conf = float(proba[used].max(axis=1).mean()) if used else 0.0
     return DetectedTable(
         provenance=provenance,
         index=index,
         first_row=a,
         last_row=b,
-        first_col=lo,
-        last_col=hi,
+        first_col=lo + col_offset,
+        last_col=hi + col_offset,
         title=title,
         header=[[c for c in rows[i][lo : hi + 1]] for i in header_idx],
         line_classes=[classes[i] for i in lines],
         observations=observations,
         notes=notes,
         confidence=round(conf, 4),
+        column_attributes=attributes,
     )
 
 
@@ -205,17 +265,131 @@ def classify_and_detect(
     provenance: Provenance,
     classifier: LineClassifier | None = None,
 ) -> tuple[list[str], list[DetectedTable]]:
-    """The class of every line of the sheet, and the tables built from them."""
-    grid = [[str(c) for c in r] for r in rows]
+    """The class of every line of the sheet, and the tables built from them.
+
+    Tables side by side are classified apart, each on its block of columns; a line's class is then the
+    one it has in the first block where it is not empty.
+    """
+    grid = [list(map(str, r)) for r in rows]
     width = max((len(r) for r in grid), default=0)
     grid = [r + [""] * (width - len(r)) for r in grid]
     if not grid or width == 0:
         return ["empty"] * len(grid), []
     clf = classifier or default_classifier()
     cells = SheetCells.guess(grid)  # parsed once, for the line features and the tables alike
-    classes, proba = clf.predict_proba_sheet(grid, cells=cells)
+    kinds, values = cell_kinds(grid, cells.decimal, cells)
     if not provenance.detector_version:
         provenance = replace(provenance, detector_version=DETECTOR_VERSION)
-    spans = _segments(classes)
-    tables = [build_table(grid, classes, proba, span, provenance, k, cells) for k, span in enumerate(spans)]
-    return classes, tables
+    blocks = column_blocks(kinds, values)
+    line_classes = ["empty"] * len(grid)
+    tables: list[DetectedTable] = []
+    for lo, hi in blocks:
+        whole = (lo, hi) == (0, width - 1)
+        part = grid if whole else [r[lo : hi + 1] for r in grid]
+        part_cells = cells if whole else cells.columns(lo, hi)
+        kv = (kinds, values) if whole else (kinds[:, lo : hi + 1], values[:, lo : hi + 1])
+        classes, proba = clf.predict_proba_sheet(part, cells=part_cells, kinds_values=kv)
+        classes = _repeated_headers(classes, part_cells.text)
+        classes = _header_block(classes, part_cells.text, kv[0])
+        for span in _segments(classes):
+            tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo, kv[0]))
+        line_classes = [c if c != "empty" else b for c, b in zip(line_classes, classes, strict=True)]
+    return line_classes, tables
+
+
+def _repeated_headers(classes: list[str], text: list[list[str]]) -> list[str]:
+    """A line that repeats a header line above it is a header too: the next table of a stack, laid out
+    like the first, or a table continued under its header. The model sees lines, not this repetition."""
+    seen: set[tuple[str, ...]] = set()
+    out = classes
+    for i, cls in enumerate(classes):
+        if cls == "empty":
+            continue
+        key = tuple(text[i])
+        if cls == "header":
+            seen.add(key)
+        elif key in seen:
+            if out is classes:
+                out = list(classes)
+            out[i] = "header"
+    return out
+
+
+# Row labels of the metadata that time-series workbooks put under the column headers (ABS, ONS, ECB...)
+_ATTRIBUTE = re.compile(
+    r"^(units?|unit of measure(ment)?|series ?(type|id|identifier|key|start|end|code)|data ?type|frequency|"
+    r"freq\.?|collection month|no\.? ?(of )?obs\.?|number of observations|observations|scale|currency|decimals|"
+    r"base period|reference period|seasonal(ly)? adjust\w*|adjustment|measure type|price basis|table id)\s*:?$",
+    re.I,
+)
+
+
+def _header_block(classes: list[str], text: list[list[str]], kinds: np.ndarray) -> list[str]:
+    """Two corrections to the header block of a table, which the line model gets wrong on time series:
+
+    - metadata rows under the header ("Unit", "Series ID", "No. Obs" ...) are header rows (kept as column
+      attributes by ``build_table``), not data, though some hold numbers;
+    - a row of missing-value markers below the body's first line is data, not a header.
+    """
+    out = list(classes)
+    in_header = False
+    seen_body = False
+    for i, cls in enumerate(classes):
+        if cls == "empty":
+            continue
+        label = next((c for c in text[i] if c), "")
+        if cls in ("data", "derived", "group") and in_header and _ATTRIBUTE.match(label):
+            out[i] = "header"
+            continue
+        if cls == "header" and seen_body:
+            rest = kinds[i][kinds[i] != EMPTY][1:]
+            if len(rest) >= 2 and (rest == MARKER).all():
+                out[i] = "data"
+                cls = "data"
+        in_header = cls == "header"
+        seen_body = seen_body or cls in BODY
+    return out
+
+
+def column_blocks(kinds: np.ndarray, values: np.ndarray) -> list[tuple[int, int]]:
+    """Column ranges of tables that sit side by side, or the whole width when there is one.
+
+    Candidates are runs of used columns between empty ones; a run starts a new table only when it looks
+    like one on its own (a first column of labels or years beside numbers, on two lines at least) and
+    the columns before it hold numbers; otherwise it belongs to its left neighbour (a spacer column
+    inside one table, or a stub set apart from its values).
+    """
+    width = kinds.shape[1]
+    used = (kinds != EMPTY).any(axis=0)
+    runs: list[list[int]] = []
+    for j in np.flatnonzero(used):
+        if runs and runs[-1][1] == j - 1:
+            runs[-1][1] = j
+        else:
+            runs.append([j, j])
+    if len(runs) <= 1:
+        return [(0, width - 1)]
+    number = kinds == NUMBER
+    blocks = [[0, runs[0][1]]]
+    for a, b in runs[1:]:
+        left = blocks[-1]
+        if _table_like(kinds, values, number, a, b) and number[:, left[0] : left[1] + 1].any(axis=1).sum() >= 2:
+            blocks.append([a, b])
+        else:
+            left[1] = b
+    blocks[-1][1] = width - 1
+    for k in range(1, len(blocks)):  # the blank columns between two tables go to the left one
+        blocks[k - 1][1] = blocks[k][0] - 1
+    return [(int(a), int(b)) for a, b in blocks]
+
+
+def _table_like(kinds: np.ndarray, values: np.ndarray, number: np.ndarray, a: int, b: int) -> bool:
+    if b <= a:
+        return False
+    numeric_rows = number[:, a + 1 : b + 1].any(axis=1)
+    if numeric_rows.sum() < 2:
+        return False
+    first = kinds[numeric_rows, a]
+    year = values[numeric_rows, a]
+    years = (first == NUMBER) & (year >= 1500) & (year <= 2099) & (year == np.round(year))
+    return float(((first == TEXT) | years).mean()) >= 0.5

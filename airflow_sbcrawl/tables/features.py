@@ -9,16 +9,19 @@ Strudel (Jiang et al., EDBT 2021) that derived lines are recognisable by arithme
 
 from __future__ import annotations
 
+import itertools
 import re
+import string
 
 import numpy as np
 
-from .values import SheetCells
+from .values import ParsedValue, SheetCells
 
 # Cell kinds
 EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark such as "\2" or "(1)"
 
 _FOOTNOTE_ONLY = re.compile(r"^(?:\\\d+|\[\w{1,3}\]|\(\d{1,2}\)|[\u00b9\u00b2\u00b3\u2070-\u2079]+)$")
+_MARK_FIRST = frozenset("\\[(\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))))  # _FOOTNOTE_ONLY starts
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)(?:\.0)?$")
 _YEARISH = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
 _TOTAL = re.compile(
@@ -139,7 +142,10 @@ def _base_features(
     last_col = width - 1 - nonempty[lines][:, ::-1].argmax(axis=1)
     first_kind = k[np.arange(len(lines)), first_col]
 
-    words = np.array([_text_features(rows[i], text[i], kinds[i], first_col[pos]) for pos, i in enumerate(lines)])
+    kind_rows = kinds[lines].tolist()  # Python ints: comparing numpy scalars one by one is slow
+    words = np.array(
+        [_text_features(rows[i], text[i], kind_rows[pos], first_col[pos]) for pos, i in enumerate(lines)]
+    )
     for slot, name in enumerate(_TEXT_FEATURES):
         base[lines, _B[name]] = words[:, slot]
     # The three raw counts and lengths, scaled
@@ -165,28 +171,41 @@ def _base_features(
     return base
 
 
-def _text_features(row: list[str], text: list[str], kinds: np.ndarray, first_col: int) -> list[float]:
+_DIGITS = frozenset(string.digits)
+_IS_TEXT = TEXT.__eq__
+_NO_LETTERS = str.maketrans("", "", string.ascii_letters)
+_NO_UPPER = str.maketrans("", "", string.ascii_uppercase)
+
+
+def _text_features(row: list[str], text: list[str], kinds: list[int], first_col: int) -> list[float]:
     """The _TEXT_FEATURES of one non-blank line (counts and lengths raw; the caller scales them)."""
-    cells = [t for t in text if t]
+    cells = list(filter(None, text))
     first = text[first_col]
-    texts = [t for t, kind in zip(text, kinds, strict=False) if kind == TEXT]
+    texts = list(itertools.compress(text, map(_IS_TEXT, kinds)))
     joined = " ".join(cells)
-    letters = "".join(filter(str.isalpha, joined))
+    # Words are only in text cells: numbers and markers cannot hold "source" or "continued"
+    words = " ".join(texts)
+    if joined.isascii():  # letters counted in C: what is left after deleting them
+        n_letters = len(joined) - len(joined.translate(_NO_LETTERS))
+        upper = (len(joined) - len(joined.translate(_NO_UPPER))) / n_letters if n_letters else 0.0
+    else:
+        letters = "".join(filter(str.isalpha, joined))
+        upper = (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
     raw_first = row[first_col]
     return [
-        sum(1 for t in cells if len(t) <= 6 and _YEAR.match(t)),  # a year is 4 or 6 characters
+        sum(1 for t in cells if (len(t) == 4 or len(t) == 6) and t[0] in "12" and _YEAR.match(t)),  # "2008(.0)"
         len(first),
-        sum(len(t) for t in texts),
+        sum(map(len, texts)),
         float(first.endswith(":") or first.endswith("--") or first.endswith("—")),
         float(bool(_TOTAL.search(first))),
         float(bool(_AVERAGE.search(first))),
         float(bool(_NOTES.match(first))),
-        float(bool(_SOURCE.search(joined))),
+        float(bool(words and _SOURCE.search(words))),
         float(bool(_TITLE.match(first))),
-        float(bool(_UNIT.search(joined))),
-        float(bool(_CONTINUED.search(joined))),
-        (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0,
-        float(any(_YEARISH.search(t) for t in texts)),
+        float("(" in joined and bool(_UNIT.search(joined))),  # every unit pattern opens a bracket
+        float(bool(words and _CONTINUED.search(words))),
+        upper,
+        float(bool(words and _YEARISH.search(words))),
         min(len(raw_first) - len(raw_first.lstrip()), 8) / 8,
         float(len(joined) > 60),
     ]
@@ -203,21 +222,42 @@ def cell_kinds(
         cells = SheetCells(rows, decimal)
     n = len(cells.text)
     width = max((len(r) for r in cells.text), default=0)
-    codes = np.zeros((n, width), dtype=np.intp)
-    distinct: dict[str, int] = {"": 0}  # code 0: the empty cell
-    for i, row in enumerate(cells.text):
-        codes[i, : len(row)] = [distinct.setdefault(text, len(distinct)) for text in row]
-    kind_of = np.zeros(len(distinct), dtype=np.int8)
-    value_of = np.full(len(distinct), np.nan)
-    for code, text in enumerate(distinct):
-        if code:
-            kind_of[code], value_of[code] = _cell_kind(text, cells)
-    return kind_of[codes], value_of[codes]
+    text = cells.text
+    if any(len(r) != width for r in text):
+        text = [r + [""] * (width - len(r)) for r in text]
+    # Codes of the flattened grid through dict lookups mapped in C (sheets are mostly empty cells)
+    flat = list(itertools.chain.from_iterable(text))
+    distinct: dict[str, int] = dict.fromkeys(itertools.chain(("",), flat), 0)  # code 0: the empty cell
+    for code, cell in enumerate(distinct):
+        distinct[cell] = code
+    codes = np.fromiter(map(distinct.__getitem__, flat), dtype=np.intp, count=len(flat)).reshape(n, width)
+    kind_of = [EMPTY]
+    value_of = [np.nan]
+    # Most distinct texts are plain numbers ("3929214.0", "-12", "4.5"): float() reads them as parse_value
+    # would when the decimal is not a comma, the text is ASCII, ends in a digit and has no "_" (which
+    # float() accepts and parse_value does not); everything else goes through parse_value
+    plain = cells.decimal != ","
+    parsed = cells.parsed
+    for text in itertools.islice(distinct, 1, None):
+        if plain and text[-1] in _DIGITS and text.isascii() and "_" not in text:
+            try:
+                value = float(text)
+            except ValueError:
+                pass
+            else:
+                parsed.setdefault(text, ParsedValue(value, "ok"))
+                kind_of.append(NUMBER)
+                value_of.append(value)
+                continue
+        kind, value = _cell_kind(text, cells)
+        kind_of.append(kind)
+        value_of.append(value)
+    return np.array(kind_of, dtype=np.int8)[codes], np.array(value_of)[codes]
 
 
 def _cell_kind(text: str, cells: SheetCells) -> tuple[int, float]:
     """Kind and value of one non-empty stripped cell."""
-    if _FOOTNOTE_ONLY.match(text):
+    if text[0] in _MARK_FIRST and _FOOTNOTE_ONLY.match(text):
         return MARK, np.nan
     parsed = cells.parse(text)
     if parsed.status == "ok":
@@ -291,18 +331,24 @@ def _rounding_unit(v: np.ndarray) -> np.ndarray:
     return unit * 2
 
 
-def sheet_features(rows: list[list[str]], decimal: str | None = None, cells: SheetCells | None = None) -> np.ndarray:
+def sheet_features(
+    rows: list[list[str]],
+    decimal: str | None = None,
+    cells: SheetCells | None = None,
+    kinds_values: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """A (lines x FEATURE_NAMES) matrix for one sheet; empty lines get a row too (they are never classified).
 
     ``cells`` (the sheet's parsed cells, decimal guessed when ``decimal`` is None) can be passed in by a
-    caller that needs the same parses afterwards.
+    caller that needs the same parses afterwards, and ``kinds_values`` (``cell_kinds`` of those cells) by
+    one that needed them before.
     """
     n = len(rows)
     if n == 0:
         return np.zeros((0, len(FEATURE_NAMES)))
     if cells is None:
         cells = SheetCells.guess(rows) if decimal is None else SheetCells(rows, decimal)
-    kinds, values = cell_kinds(rows, cells.decimal, cells)
+    kinds, values = kinds_values if kinds_values is not None else cell_kinds(rows, cells.decimal, cells)
     width = max(kinds.shape[1], 1)
     nonempty = kinds != EMPTY
     n_cells = nonempty.sum(axis=1)

@@ -90,6 +90,7 @@ def index_record(table: DetectedTable, parquet_path: str) -> dict:
         "shape": list(table.shape),
         "n_observations": len(table.observations),
         "confidence": table.confidence,
+        "column_attributes": {str(j): attrs for j, attrs in table.column_attributes.items()},
         "path": parquet_path,
     }
 
@@ -168,6 +169,7 @@ def read_tables(index_path: str | Path, *, with_observations: bool = True) -> li
                 observations=observations,
                 notes=rec["notes"],
                 confidence=rec["confidence"],
+                column_attributes={int(j): a for j, a in rec.get("column_attributes", {}).items()},
             )
         )
     return tables

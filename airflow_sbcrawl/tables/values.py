@@ -12,7 +12,7 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice
 
 # Conventions differ between offices (a bare "x" is "suppressed" at ONS and Statistics Canada but "not
 # applicable" at Destatis); we follow the most common reading and always keep the raw text next to it.
@@ -36,6 +36,8 @@ MISSING_MARKERS: dict[str, str] = {
     "*": "confidential",
     "c": "confidential",
     "np": "confidential",  # ABS "not published"
+    "dnr": "missing",  # "did not report"
+    "nsd": "missing",  # "no sufficient data"
     "nan": "missing",
     "null": "missing",
     "none": "missing",
@@ -68,6 +70,8 @@ class ParsedValue:
 
 
 _EMPTY = ParsedValue(None, "missing")
+_TEXT = ParsedValue(None, "text")
+_DIGIT = re.compile(r"\d")
 
 
 def marker_status(text: str) -> str | None:
@@ -120,7 +124,7 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
 
     Returns status "ok" with a float, a marker status with None, or "text" when the cell is a word.
     """
-    raw = text.translate(_SPACES).strip()
+    raw = text.strip() if text.isascii() else text.translate(_SPACES).strip()
     if not raw:
         return _EMPTY
     # Fast paths for the commonest cells, in which no marker, mark or unit can be
@@ -131,6 +135,14 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
     status = marker_status(raw)
     if status is not None:
         return ParsedValue(None, status)
+    if _DIGIT.search(raw) is None:  # a label: every number has a digit
+        return _TEXT
+    if "±" in raw or "+/-" in raw:
+        # "76.3±1.2": an estimate and its margin of error; the estimate is the value, the raw keeps both
+        estimate = raw.replace("+/-", "±").split("±", 1)[0].strip()
+        if estimate:
+            parsed = parse_value(estimate, decimal)
+            return parsed if parsed.status == "ok" else ParsedValue(None, "text")
     body = _strip_footnotes(raw)
     status = marker_status(body)
     if status is not None:
@@ -167,7 +179,11 @@ def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
     """
     comma = dot = 0
     # A cell's vote depends on its text only: count the texts, then read each distinct one once
-    for cell, times in Counter(islice(cells, max(limit, 0))).items():
+    counts = Counter(islice(cells, max(limit, 0)))
+    if "," not in "\n".join(counts):
+        # Without a comma there is no vote for it: the answer is "." as soon as one cell votes for the dot
+        return "." if any(_DECIMAL_DOT_HINT.match(c.strip().replace(" ", "")) for c in counts if "." in c) else None
+    for cell, times in counts.items():
         c = cell.strip().replace(" ", "")
         if "," not in c and "." not in c:  # every hint has a separator; most cells have none
             continue
@@ -191,7 +207,7 @@ class SheetCells:
     """
 
     def __init__(self, rows: Sequence[Sequence[str]], decimal: str | None) -> None:
-        self.text: list[list[str]] = [[cell.strip() for cell in row] for row in rows]
+        self.text: list[list[str]] = [list(map(str.strip, row)) for row in rows]
         self.decimal = decimal
         self._parsed: dict[str, ParsedValue] = {}
 
@@ -199,8 +215,20 @@ class SheetCells:
     def guess(cls, rows: Sequence[Sequence[str]]) -> SheetCells:
         """The cells with the decimal separator voted by ``guess_decimal``."""
         cells = cls(rows, None)
-        cells.decimal = guess_decimal(c for row in cells.text for c in row)
+        cells.decimal = guess_decimal(chain.from_iterable(cells.text))
         return cells
+
+    def columns(self, lo: int, hi: int) -> SheetCells:
+        """The same cells cut to columns ``lo..hi``, sharing the parses (a table beside another one)."""
+        part = SheetCells((), self.decimal)
+        part.text = [row[lo : hi + 1] for row in self.text]
+        part._parsed = self._parsed
+        return part
+
+    @property
+    def parsed(self) -> dict[str, ParsedValue]:
+        """The parses made so far, by text (read-only for callers)."""
+        return self._parsed
 
     def parse(self, text: str) -> ParsedValue:
         """``parse_value(text, self.decimal)``, remembered for the next cell with the same text."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 
 from .archive import Budget, read_gzip, read_tar, read_zip
 from .base import LimitExceeded, Limits, ReadError, ReadResult, Sheet
@@ -64,13 +65,14 @@ def _zip_kind(data: bytes) -> str:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             names = set(zf.namelist()[:200])
             if "mimetype" in names:
-                mimetype = zf.read("mimetype")[:100]
+                with zf.open("mimetype") as member:  # its first bytes only: the member may be a bomb
+                    mimetype = member.read(100)
                 if b"opendocument.spreadsheet" in mimetype:
                     return "ods"
             if any(n.startswith("xl/") for n in names):
                 binary = any(n.endswith(".bin") and n.startswith("xl/work") for n in names)
                 return "xlsb" if binary else "xlsx"
-    except (zipfile.BadZipFile, ValueError, OSError, KeyError):
+    except (zipfile.BadZipFile, ValueError, OSError, KeyError, RuntimeError, NotImplementedError, zlib.error):
         pass
     return "zip"
 

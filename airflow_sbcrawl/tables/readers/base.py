@@ -45,6 +45,11 @@ class Limits:
     max_rows: int = 200_000  # per sheet
     max_cols: int = 2_000
     max_pdf_pages: int = 500
+    max_cells: int = 2_000_000  # non-empty cells per sheet; rows past it are cut, and the cut is recorded
+    # Dense cells a spreadsheet reader may allocate for one sheet (rows x columns of its used range, from A1):
+    # calamine allocates the whole range, so a sheet with cells A1 and XFD1048576 would ask for 500 GB
+    max_sheet_area: int = 8_000_000
+    max_line_chars: int = 256 * 1024  # one physical line of a text file; longer lines are cut, and recorded
     sniff_bytes: int = 64 * 1024  # sample for encoding and CSV dialect detection
 
 
@@ -79,6 +84,31 @@ def trim(rows: list[list[str]], max_rows: int, max_cols: int) -> list[list[str]]
                 width = max(width, j + 1)
                 break
     return [(r + [""] * (width - len(r)))[:width] for r in rows]
+
+
+def cap_cells(rows: list[list[str]], limits: Limits) -> tuple[list[list[str]], str]:
+    """Rows up to ``limits.max_cells`` non-empty cells, and the reason for the cut ("" when nothing was cut)."""
+    total = 0
+    for i, row in enumerate(rows):
+        total += sum(1 for c in row if c)
+        if total > limits.max_cells:
+            return rows[:i], f"rows {i + 1}-{len(rows)} cut: more than {limits.max_cells} non-empty cells"
+    return rows, ""
+
+
+def looks_binary(data: bytes, sample_size: int = 64 * 1024) -> bool:
+    """Whether bytes handed to a text reader are binary: NUL bytes, or many control characters.
+
+    Text files of any 8-bit encoding or UTF-8 use almost no C0 controls besides tab, newline and
+    form feed; random or compressed bytes have about one in eight. UTF-16 with a BOM is text.
+    """
+    sample = data[:sample_size]
+    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False
+    if b"\x00" in sample:
+        return True
+    controls = sum(sample.count(bytes([b])) for b in range(32) if b not in (9, 10, 12, 13))
+    return controls > max(len(sample) // 100, 2)
 
 
 DEFAULT_LIMITS = Limits()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import codecs
 import csv
-import io
+import re
+from collections.abc import Iterator
 
-from .base import DEFAULT_LIMITS, Limits, ReadResult, Sheet, trim
+from .base import DEFAULT_LIMITS, Limits, ReadError, ReadResult, Sheet, looks_binary, trim
 
 _DELIMITERS = (",", ";", "\t", "|")
 
@@ -79,18 +80,50 @@ def sniff_delimiter(sample: str, hint: str | None = None) -> str:
     return best
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def _bounded_lines(text: str, max_chars: int, cut: list[int]) -> Iterator[str]:
+    """The text's physical lines, each cut to ``max_chars`` (the count of cut lines goes to ``cut``).
+
+    Slices of the text rather than io.StringIO, which would hold a 4-bytes-per-character copy of it.
+    """
+    for match in _LINE.finditer(text):
+        line = match.group()
+        if len(line) > max_chars:
+            cut[0] += 1
+            line = line[:max_chars] + "\n"
+        yield line
+
+
 def read_delimited(data: bytes, name: str = "", *, limits: Limits = DEFAULT_LIMITS, tsv: bool = False) -> ReadResult:
+    if looks_binary(data, limits.sniff_bytes):
+        return ReadResult(errors=[ReadError("", "binary content, not delimited text", "tsv" if tsv else "csv")])
     text, _encoding = decode(data, limits.sniff_bytes)
     delim = sniff_delimiter(text[: limits.sniff_bytes], "\t" if tsv else None)
     rows: list[list[str]] = []
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim, quotechar='"')
+    cut_lines = [0]
+    lines = _bounded_lines(text, limits.max_line_chars, cut_lines)
+    reader = csv.reader(lines, delimiter=delim, quotechar='"')
+    errors: list[ReadError] = []
+    cells = 0
     try:
         for row in reader:
-            rows.append([c.strip() for c in row])
+            row = [c.strip() for c in row[: limits.max_cols]]
+            rows.append(row)
+            cells += sum(1 for c in row if c)
             if len(rows) >= limits.max_rows:
+                errors.append(ReadError("", f"rows after {limits.max_rows} not read (row limit)"))
                 break
-    except csv.Error:
-        # A stray quote or NUL byte: keep the rows read so far rather than nothing
-        pass
+            if cells > limits.max_cells:
+                rows.pop()
+                errors.append(ReadError("", f"rows after {len(rows)} not read: more than {limits.max_cells} cells"))
+                break
+    except csv.Error as exc:
+        # A stray quote or NUL byte: keep the rows read so far rather than nothing, and say so
+        errors.append(ReadError("", f"rows after {len(rows)} not read: {exc}"))
+    if cut_lines[0]:
+        errors.append(ReadError("", f"{cut_lines[0]} line(s) longer than {limits.max_line_chars} characters cut"))
     fmt = "tsv" if delim == "\t" else "csv"
-    return ReadResult(sheets=[Sheet(name=name, rows=trim(rows, limits.max_rows, limits.max_cols), format=fmt)])
+    sheet = Sheet(name=name, rows=trim(rows, limits.max_rows, limits.max_cols), format=fmt)
+    return ReadResult(sheets=[sheet], errors=[ReadError(e.member, e.reason, fmt) for e in errors])

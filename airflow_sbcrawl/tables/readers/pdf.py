@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import io
 import itertools
+import re
 import statistics
 import time
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 from .base import DEFAULT_LIMITS, Limits, ReadError, ReadResult, Sheet, cell_text, trim
 
 MAX_SECONDS = 120.0  # per file, unless ``Limits`` has ``max_pdf_seconds``
+PAGE_SECONDS = 10.0  # reading one page's characters; a page past it keeps what was read, and says so
+_CHECK_EVERY = 4096  # characters between two looks at the clock
 MIN_RULES = 6  # path objects a page needs before ruled-table extraction is worth its cost
 MAX_RULES = 5000  # beyond this a page is a chart or a map, not a grid
 _LIST_PAGES = 8  # page numbers quoted in one reason
@@ -68,8 +71,18 @@ def _display_box(box: object, rotation: int, width: float, height: float) -> tup
     return left, right, height - high, height - low
 
 
+class PageTimeout(Exception):
+    """A page's characters took longer than PAGE_SECONDS; ``phrases`` holds those read until then."""
+
+    def __init__(self, phrases: list[Phrase]) -> None:
+        super().__init__(f"characters not all read within {PAGE_SECONDS:g} s")
+        self.phrases = phrases
+
+
 def _page_phrases(textpage: object, rotation: int, width: float, height: float) -> list[Phrase]:
-    """The page's phrases, in content order. Raw PDFium calls: one wrapper call per character is the cost."""
+    """The page's phrases, in content order. Raw PDFium calls: one wrapper call per character is the cost.
+
+    Raises PageTimeout (carrying the phrases read so far) past PAGE_SECONDS."""
     import pypdfium2.raw as pdfium_c
 
     handle = textpage.raw  # type: ignore[attr-defined]
@@ -78,7 +91,13 @@ def _page_phrases(textpage: object, rotation: int, width: float, height: float) 
     current: list[str] = []
     cur: Phrase | None = None
     spaces = 0  # ordinary spaces seen since the last printed character
+    deadline = time.perf_counter() + PAGE_SECONDS
     for i in range(pdfium_c.FPDFText_CountChars(handle)):
+        if i % _CHECK_EVERY == _CHECK_EVERY - 1 and time.perf_counter() > deadline:
+            if cur is not None:
+                cur.text = "".join(current)
+                phrases.append(cur)
+            raise PageTimeout(phrases)
         char = chr(pdfium_c.FPDFText_GetUnicode(handle, i))
         if char.isspace() or char == "\x00":
             # pdfium "generates" spaces and line breaks where it guesses them; only typed ones count,
@@ -221,8 +240,10 @@ def _rows(block: list[Line], cuts: list[float], defining: list[Line]) -> list[li
     return rows
 
 
-def _word_tables(phrases: list[Phrase]) -> list[list[list[str]]]:
-    """Tables of cell strings from one page's phrases; blocks without a column structure are prose."""
+def _word_tables(phrases: list[Phrase], bottoms: list[float] | None = None) -> list[list[list[str]]]:
+    """Tables of cell strings from one page's phrases; blocks without a column structure are prose.
+
+    ``bottoms``, when given, receives the lowest y of each table (to tell a table that fills its page)."""
     tables = []
     for block in _blocks(_lines(phrases)):
         defining = _column_lines(block)
@@ -231,6 +252,8 @@ def _word_tables(phrases: list[Phrase]) -> list[list[list[str]]]:
         cuts = _boundaries(defining)
         if cuts:
             tables.append(_rows(block, cuts, defining))
+            if bottoms is not None:
+                bottoms.append(max(p.bottom for p in block[-1]))
     return tables
 
 
@@ -257,8 +280,24 @@ def _ruled_tables(plumber_pdf: object, index: int) -> list[list[list[str]]]:
         found = page.extract_tables() or []
     finally:
         page.flush_cache()  # pdfplumber keeps every parsed object otherwise
-    tables = [[[cell_text(c) for c in row] for row in t] for t in found if t]
+    tables = [unstack([[cell_text(c) for c in row] for row in t]) for t in found if t]
     return [t for t in tables if len(t) >= 2 and max(len(r) for r in t) >= 2]
+
+
+def unstack(rows: list[list[str]]) -> list[list[str]]:
+    """Rows of a ruled grid whose cells hold several lines each: a grid ruled around its header and body
+    only puts all the body's rows in one cell per column, one value per line. When every non-empty cell
+    of a row has the same number of lines, that row becomes that many rows; otherwise a cell's lines are
+    one wrapped text and are joined with spaces."""
+    out = []
+    for row in rows:
+        parts = [c.split("\n") if c else [] for c in row]
+        counts = {len(p) for p in parts if p}
+        if len(counts) == 1 and (n := counts.pop()) > 1:
+            out.extend([p[k].strip() if p else "" for p in parts] for k in range(n))
+        else:
+            out.append([" ".join(x.strip() for x in p if x.strip()) for p in parts])
+    return out
 
 
 # -- the reader --------------------------------------------------------------------------------------
@@ -296,40 +335,87 @@ def _read_document(doc: object, data: bytes, limits: Limits) -> ReadResult:
     budget = float(getattr(limits, "max_pdf_seconds", MAX_SECONDS))
     total = len(doc)  # type: ignore[arg-type]
     no_text = _Skipped("without text (scanned or blank), skipped", [])
+    slow = _Skipped(f"over the per-page time bound of {PAGE_SECONDS:g} s, read in part", [])
     failed: list[ReadError] = []
     plumber: list[object] = []  # opened on the first page that looks ruled, at most once
     start = time.perf_counter()
     pages = min(total, limits.max_pdf_pages)
+    previous_page, previous_low = -1, False
     for index in range(pages):
         if time.perf_counter() - start > budget:
             reason = f"time budget of {budget:g} s spent: pages {index + 1}-{total} not read"
             result.errors.append(ReadError("", reason, "pdf"))
             break
         try:
-            tables = _read_page(doc, data, index, plumber)
+            read = _read_page(doc, data, index, plumber, slow.pages)
         except Exception as exc:  # one broken page must not lose the others
             failed.append(ReadError("", f"page {index + 1}: {type(exc).__name__}: {exc}", "pdf"))
             continue
-        if tables is None:
+        if read is None:
             no_text.pages.append(index + 1)
             continue
+        tables, ends_low = read
         for k, table in enumerate(tables):
             rows = trim(table, limits.max_rows, limits.max_cols)
-            if rows:
-                name = f"page {index + 1}" if k == 0 else f"page {index + 1} table {k + 1}"
-                result.sheets.append(Sheet(name=name, rows=rows, format="pdf"))
+            if not rows:
+                continue
+            previous = result.sheets[-1] if result.sheets else None
+            if k == 0 and previous is not None and previous_page == index:
+                joined = _continued(previous.rows, rows, previous_low)
+                if joined is not None:  # the table goes on from the previous page under the same header
+                    previous.rows = trim(joined, limits.max_rows, limits.max_cols)
+                    previous.name = f"pages {previous.name.split()[1].split('-')[0]}-{index + 1}"
+                    continue
+            name = f"page {index + 1}" if k == 0 else f"page {index + 1} table {k + 1}"
+            result.sheets.append(Sheet(name=name, rows=rows, format="pdf"))
+        if tables:
+            previous_page, previous_low = index + 1, ends_low  # the next page may continue its last table
     for opened in plumber:
         opened.close()  # type: ignore[attr-defined]
     result.errors += failed
-    if no_text.pages:
-        result.errors.append(no_text.error())
+    for skipped in (no_text, slow):
+        if skipped.pages:
+            result.errors.append(skipped.error())
     if total > limits.max_pdf_pages:
         result.errors.append(ReadError("", f"only the first {limits.max_pdf_pages} of {total} pages were read", "pdf"))
     return result
 
 
-def _read_page(doc: object, data: bytes, index: int, plumber: list[object]) -> list[list[list[str]]] | None:
-    """The page's tables, or None when it has no text at all."""
+_CONTINUED = re.compile(r"\b(continued|cont\.|suite|fortsetzung)\b", re.I)
+
+
+def _continued(before: list[list[str]], after: list[list[str]], filled_page: bool) -> list[list[str]] | None:
+    """``before`` and then ``after`` as one table, when ``after`` continues it on the next page: same
+    columns, the header of ``before`` repeated at its top, and a title saying "continued" above it or
+    ``before`` running to the bottom of its page (the same table printed twice is two tables).
+    The repeated title and header are dropped. None when ``after`` is another table."""
+    width = len(before[0])
+    if len(after[0]) != width or len(before) < 2:
+        return None
+    start = 0
+    first = [c for c in after[0] if c]
+    if len(first) == 1 and _CONTINUED.search(first[0]):
+        start = 1  # "Table 4.1 (continued)"
+    elif not filled_page:
+        return None
+    # The header: the first row of ``before`` with two cells or more, and the rows up to the first number
+    head = next((i for i, r in enumerate(before) if sum(1 for c in r if c) >= 2), None)
+    if head is None:
+        return None
+    header = before[head : head + 3]
+    repeated = 0
+    while repeated < len(header) and start + repeated < len(after) and after[start + repeated] == header[repeated]:
+        repeated += 1
+    if repeated == 0:
+        return None
+    return before + after[start + repeated :]
+
+
+def _read_page(
+    doc: object, data: bytes, index: int, plumber: list[object], slow: list[int]
+) -> tuple[list[list[list[str]]], bool] | None:
+    """The page's tables and whether its last table runs into the page's bottom fifth (so it may go on
+    on the next page); None when the page has no text at all."""
     page = doc[index]  # type: ignore[index]
     try:
         textpage = page.get_textpage()
@@ -339,7 +425,12 @@ def _read_page(doc: object, data: bytes, index: int, plumber: list[object]) -> l
             width, height = page.get_size()
             if rotation in (90, 270):
                 width, height = height, width
-            phrases = _page_phrases(textpage, rotation, width, height)
+            shown_height = height if rotation in (0, 180) else width
+            try:
+                phrases = _page_phrases(textpage, rotation, width, height)
+            except PageTimeout as timeout:  # the page's start is kept; the reader says what was cut
+                phrases = timeout.phrases
+                slow.append(index + 1)
         finally:
             textpage.close()
         if not phrases:
@@ -351,8 +442,10 @@ def _read_page(doc: object, data: bytes, index: int, plumber: list[object]) -> l
         opened = _plumber(data, plumber)
         ruled = _ruled_tables(opened, index) if opened is not None else []
         if ruled:
-            return ruled
-    return _word_tables(phrases)
+            return ruled, False
+    bottoms: list[float] = []
+    tables = _word_tables(phrases, bottoms)
+    return tables, bool(bottoms) and bottoms[-1] > 0.8 * shown_height
 
 
 def _plumber(data: bytes, opened: list[object]) -> object | None:

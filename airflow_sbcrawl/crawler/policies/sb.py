@@ -1,0 +1,338 @@
+"""SB-CLASSIFIER as the paper specifies it (§3): tag-path actions, an AUER sleeping bandit over them, a
+uniformly random link of the chosen action crawled next."""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Sequence
+from itertools import groupby
+from typing import ClassVar
+
+import numpy as np
+
+from airflow_sbcrawl.crawler.actions import ActionIndex
+from airflow_sbcrawl.crawler.bandit import SleepingBandit
+from airflow_sbcrawl.crawler.config import CrawlConfig
+from airflow_sbcrawl.crawler.frontier import LeveledQueue, RandomBag
+from airflow_sbcrawl.crawler.policies.base import NewLink, Policy
+from airflow_sbcrawl.crawler.tagpath import TagPathVectorizer
+
+
+class SleepingBanditPolicy(Policy):
+    """SB-CLASSIFIER / SB-ORACLE (§3): links grouped into actions by tag path, actions chosen by AUER,
+    a uniformly random link of the chosen action crawled next."""
+
+    classifies_links = True
+    frontier_arrays: ClassVar[dict[str, str]] = {"bucket_ids": "ids", "bucket_lengths": "counts"}
+
+    def __init__(self, config: CrawlConfig, rng: np.random.Generator, name: str = "sb-classifier") -> None:
+        self.name = name
+        self._rng = rng
+        self.vectorizer = TagPathVectorizer(config.ngram, config.dim_log2, config.hash_width, config.hash_prime,
+                                            ignore_digits=config.tagpath_ignore_digits)
+        self.actions = ActionIndex(self.vectorizer.dim, config.theta, seed=config.seed)
+        self.bandit = SleepingBandit(config.alpha, config.bandit_epsilon)
+        self._buckets: list[RandomBag] = []
+        self._sizes = np.zeros(0, dtype=np.int64)
+        self._total = 0
+        self._pending: dict[int, int] = {}  # link id handed out by next() -> its action
+        self.examples: dict[int, str] = {}  # one tag path per action, for reports
+
+    def add(self, links: Sequence[NewLink]) -> None:
+        # Links sharing a tag path map to the same action: vectorise and query the index once per path.
+        for tag_path, group in groupby(sorted(links, key=lambda link: link.tag_path), key=lambda link: link.tag_path):
+            members = list(group)
+            action = self.actions.assign(self.vectorizer.transform_one(tag_path), len(members), key=tag_path)
+            self._ensure(action)
+            self.examples.setdefault(action, tag_path)
+            self._enqueue(action, members)
+
+    def _enqueue(self, action: int, links: list[NewLink]) -> None:
+        bucket = self._buckets[action]
+        for link in links:
+            bucket.add(link.id)
+        self._sizes[action] += len(links)
+        self._total += len(links)
+
+    def _ensure(self, action: int) -> None:
+        self._grow_frontier(action)
+        if len(self._sizes) <= action:
+            self._sizes = np.concatenate([self._sizes, np.zeros(max(64, len(self._sizes)), dtype=np.int64)])
+        self.bandit.grow(action + 1)
+
+    def _grow_frontier(self, action: int) -> None:
+        while len(self._buckets) <= action:
+            self._buckets.append(RandomBag())
+
+    def next(self) -> int | None:
+        if self._total == 0:
+            return None
+        n = len(self.actions)
+        action = self.bandit.select(self._sizes[:n] > 0, self._rng)
+        link_id = self._take(action)
+        self._sizes[action] -= 1
+        self._total -= 1
+        self._pending[link_id] = action
+        return link_id
+
+    def _take(self, action: int) -> int:
+        return self._buckets[action].pop_random(self._rng)
+
+    def feedback(self, link_id: int, reward: float) -> None:
+        action = self._pending.pop(link_id, None)
+        if action is not None:
+            self.bandit.reward(action, reward)
+
+    def __len__(self) -> int:
+        return self._total
+
+    def state(self) -> dict:
+        return {"steps": self.bandit.steps, "examples": {str(k): v for k, v in self.examples.items()}}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        lengths = np.array([len(b) for b in self._buckets], dtype=np.int64)
+        ids = (np.concatenate([np.frombuffer(b.items, dtype=np.int64) for b in self._buckets])
+               if self._buckets else np.zeros(0, dtype=np.int64))
+        return {**self.actions.arrays(), **self.bandit.arrays(), "bucket_lengths": lengths, "bucket_ids": ids}
+
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        self.actions.restore(arrays["centroids"], arrays["sizes"])
+        self.bandit.restore(arrays["bandit_counts"], arrays["bandit_means"], int(state["steps"]))
+        lengths = arrays["bucket_lengths"]
+        ids = arrays["bucket_ids"].astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        self._buckets = [RandomBag(array("q", ids[offsets[i]:offsets[i + 1]].tobytes()))
+                         for i in range(len(lengths))]
+        self._sizes = np.zeros(max(64, len(lengths)), dtype=np.int64)
+        self._sizes[: len(lengths)] = lengths
+        self._total = int(lengths.sum())
+        self._pending = {}
+        self.examples = {int(k): v for k, v in state.get("examples", {}).items()}
+
+    def describe(self) -> dict:
+        n = len(self.actions)
+        order = np.argsort(-self.bandit.means[:n])[:10]
+        return {
+            "actions": len(self.actions),
+            "top_actions": [
+                {"action": int(a), "mean_reward": float(self.bandit.means[a]), "pulls": int(self.bandit.counts[a]),
+                 "tag_path": self.examples.get(int(a), "")}
+                for a in order
+            ],
+        }
+
+
+class CreditedBanditPolicy(SleepingBanditPolicy):
+    """The default: SB-CLASSIFIER whose credit reaches the links that lead to datasets.
+
+    Credit. The paper credits an action only with the targets retrieved from the page it fetched, so a "next
+    page" link, a category or a listing — which lead to datasets but hold none — earns nothing and is
+    starved. Here a page's credit is bootstrapped, as in temporal-difference learning, in its differential
+    (average-reward) form: credit = new targets on the page + gamma x the surplus of the new links it
+    revealed. A link's surplus is how much the mean credit of its group exceeds the crawl's average credit
+    per page (rho), discounted by the backlog of its action: one more link of an action that already waits
+    with thousands of links will not be crawled soon, so it adds little. The backlog term keeps the values
+    finite: an action whose pages reveal several links of itself (related articles, tag pages) is a
+    branching process whose summed surplus would grow without bound; its backlog grows with it instead.
+    Links of below-average groups add nothing.
+
+    Order within an action. One tag path often serves several parts of a site (the same pager under the
+    publications and the news, the same teaser list for datasets and articles). Each action's links are
+    therefore split by URL template (the URL's directory with digits masked, or its path and query keys):
+    the action is chosen by the paper's bandit, then a template within it by the same AUER rule over the
+    templates' own credit, so the publications' pager is told from the news' pager after a few pulls. Within
+    a template, each link waits at a level given by the credit of the page it was found on, and a random
+    link of the highest level goes first. The exploration bonus is scaled by rho, so alpha means the same
+    whatever the scale of the credit."""
+
+    frontier_arrays: ClassVar[dict[str, str]] = {
+        "action_sizes": "counts", "sub_lengths": "counts", "sub_ids": "ids", "sub_levels": "ids"}
+
+    def __init__(self, config: CrawlConfig, rng: np.random.Generator, name: str = "sb-classifier") -> None:
+        super().__init__(config, rng, name)
+        self.gamma = config.credit_gamma
+        self.rho = 0.0  # average credit per page crawled (exponential average)
+        self._credited = 0
+        # Sub-arms: (action, URL template) pairs, each with its frontier and its own credit statistics.
+        self._sub_ids: dict[tuple[int, str], int] = {}
+        self._sub_templates: list[str] = []
+        self._sub_action = array("q")
+        self._action_subs: list[list[int]] = []
+        self._queues: list[LeveledQueue] = []
+        self.sub_bandit = SleepingBandit(config.alpha, config.bandit_epsilon)
+        # Links added since the last page was handed out: revealed by that page, queued once it is credited.
+        self._revealed: list[tuple[int, int, list[int]]] = []  # (action, sub-arm, link ids)
+        self._last_surplus = 0.0
+
+    def _grow_frontier(self, action: int) -> None:
+        while len(self._action_subs) <= action:
+            self._action_subs.append([])
+
+    def _sub(self, action: int, template: str) -> int:
+        key = (action, template)
+        sub = self._sub_ids.get(key)
+        if sub is None:
+            sub = self._sub_ids[key] = len(self._sub_templates)
+            self._sub_templates.append(template)
+            self._sub_action.append(action)
+            self._action_subs[action].append(sub)
+            self._queues.append(LeveledQueue())
+            self.sub_bandit.grow(sub + 1)
+        return sub
+
+    def _enqueue(self, action: int, links: list[NewLink]) -> None:
+        by_template: dict[str, list[int]] = {}
+        for link in links:
+            by_template.setdefault(url_template(link.url), []).append(link.id)
+        for template, ids in by_template.items():
+            self._revealed.append((action, self._sub(action, template), ids))
+
+    def _release(self, credit: float) -> None:
+        level = _level(credit)
+        for action, sub, ids in self._revealed:
+            self._queues[sub].extend(ids, level)
+            self._sizes[action] += len(ids)
+            self._total += len(ids)
+        self._revealed = []
+
+    def next(self) -> int | None:
+        if self._revealed:  # links of a page that got no feedback (the start page, an interrupted page)
+            self._release(0.0)
+        if self._total == 0:
+            return None
+        scale = max(self.rho, _MIN_SCALE)
+        self.bandit.scale = self.sub_bandit.scale = scale
+        action = self.bandit.select(self._sizes[: len(self.actions)] > 0, self._rng)
+        subs = np.array([s for s in self._action_subs[action] if len(self._queues[s])], dtype=np.int64)
+        sub = int(subs[self.sub_bandit.select_among(subs, self.bandit.counts[action], self._rng)])
+        link_id = self._queues[sub].pop(self._rng)
+        self._sizes[action] -= 1
+        self._total -= 1
+        self._pending[link_id] = action * _SUB_STRIDE + sub
+        return link_id
+
+    def surplus(self) -> float:
+        """What the links revealed since the last page are worth above the crawl's average: each at the mean
+        credit of its template within its action, or of its action while that template is untried."""
+        backlog = self._sizes
+        total = 0.0
+        for action, sub, ids in self._revealed:
+            if self.sub_bandit.counts[sub] > 0:
+                value = self.sub_bandit.means[sub]
+            elif self.bandit.counts[action] > 0:
+                value = self.bandit.means[action]
+            else:
+                continue
+            if value > self.rho:
+                total += len(ids) * (value - self.rho) / (1.0 + backlog[action] / _BACKLOG_SCALE)
+        return total
+
+    def feedback(self, link_id: int, reward: float) -> None:
+        pending = self._pending.pop(link_id, None)
+        surplus = self.surplus()
+        credit = reward + self.gamma * surplus
+        self._release(credit)
+        self._last_surplus = surplus
+        if pending is None:
+            return
+        action, sub = divmod(pending, _SUB_STRIDE)
+        self.bandit.reward(action, credit)
+        self.sub_bandit.reward(sub, credit)
+        self._credited += 1
+        self.rho += (credit - self.rho) / min(self._credited, _RHO_HORIZON)
+
+    def promising(self) -> bool:
+        return self._last_surplus > 0
+
+    def __len__(self) -> int:
+        return self._total + sum(len(ids) for _, _, ids in self._revealed)
+
+    def state(self) -> dict:
+        return {**super().state(), "rho": self.rho, "credited": self._credited,
+                "sub_templates": self._sub_templates}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        if self._revealed:
+            self._release(0.0)
+        parts = [q.to_arrays() for q in self._queues]
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int16))
+        return {
+            **self.actions.arrays(), **self.bandit.arrays(),
+            "action_sizes": self._sizes[: len(self.actions)].copy(),
+            "sub_action": np.frombuffer(self._sub_action, dtype=np.int64).copy(),
+            "sub_counts": self.sub_bandit.counts.copy(), "sub_means": self.sub_bandit.means.copy(),
+            "sub_lengths": np.array([len(q) for q in self._queues], dtype=np.int64),
+            "sub_ids": np.concatenate([p[0] for p in parts] or [empty[0]]),
+            "sub_levels": np.concatenate([p[1] for p in parts] or [empty[1]]),
+        }
+
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        self.actions.restore(arrays["centroids"], arrays["sizes"])
+        self.bandit.restore(arrays["bandit_counts"], arrays["bandit_means"], int(state["steps"]))
+        sizes = arrays["action_sizes"].astype(np.int64)
+        n_actions = len(sizes)
+        self._sizes = np.zeros(max(64, n_actions), dtype=np.int64)
+        self._sizes[:n_actions] = sizes
+        self._total = int(sizes.sum())
+        self._pending = {}
+        self.examples = {int(k): v for k, v in state.get("examples", {}).items()}
+        self._sub_templates = list(state["sub_templates"])
+        self._sub_action = array("q", arrays["sub_action"].astype(np.int64).tobytes())
+        self._sub_ids = {(int(a), t): i for i, (a, t) in enumerate(zip(self._sub_action, self._sub_templates,
+                                                                         strict=True))}
+        self._action_subs = [[] for _ in range(n_actions)]
+        for sub, action in enumerate(self._sub_action):
+            self._action_subs[action].append(sub)
+        self.sub_bandit.restore(arrays["sub_counts"], arrays["sub_means"], 0)
+        lengths = arrays["sub_lengths"]
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        ids, levels = arrays["sub_ids"].astype(np.int64), arrays["sub_levels"]
+        self._queues = [LeveledQueue.from_arrays(ids[offsets[i]:offsets[i + 1]], levels[offsets[i]:offsets[i + 1]])
+                        for i in range(len(lengths))]
+        self.rho = float(state["rho"])
+        self._credited = int(state["credited"])
+        self._revealed = []
+
+
+def url_template(url: str) -> str:
+    """What a URL has in common with its siblings: host and path with digit runs masked and, for a query
+    URL, the query's keys; without a query the last path segment (the item's own slug) is dropped.
+    ``/en/news/births-2009`` and ``/en/news/prices-2012`` share ``/en/news/*``; ``/en/publications?page=3``
+    is ``/en/publications?page``. String operations on the normalised URL: this runs for every new link."""
+    path, _, query = url.partition("://")[2].partition("?")
+    path = _DIGITS.sub("N", path)
+    if query:
+        keys = sorted({pair.partition("=")[0] for pair in query.split("&")})
+        return f"{path}?{'&'.join(keys)}"
+    path = path.rstrip("/")
+    head = path.rpartition("/")[0]
+    return f"{head}/*" if "/" in head else path
+
+
+_DIGITS = re.compile(r"\d+")
+# Pending links remember (action, sub-arm) packed in one int.
+_SUB_STRIDE = 1 << 32
+
+
+# A link's surplus halves when its action already holds this many links waiting.
+_BACKLOG_SCALE = 10.0
+# Credit levels: a factor 2^(1/4) between neighbours, so ties are common among pages of similar worth.
+_LEVELS_PER_DOUBLING = 4
+_MAX_LEVEL = 120
+# rho averages the credit of about the last this-many pages (an exact mean before that).
+_RHO_HORIZON = 500
+# The bonus scale before any credit was seen, and its floor on sites where nearly nothing pays.
+_MIN_SCALE = 0.05
+
+
+def _level(credit: float) -> int:
+    return min(_MAX_LEVEL, int(_LEVELS_PER_DOUBLING * np.log2(1.0 + max(credit, 0.0))))
+
+
+def make_paper(config: CrawlConfig, rng: np.random.Generator, is_target=None) -> SleepingBanditPolicy:
+    return SleepingBanditPolicy(config, rng, name=config.policy)
+
+
+def make_credited(config: CrawlConfig, rng: np.random.Generator, is_target=None) -> CreditedBanditPolicy:
+    return CreditedBanditPolicy(config, rng, name=config.policy)

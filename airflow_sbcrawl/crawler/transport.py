@@ -1,0 +1,95 @@
+"""The connections under the fetcher: every address checked once connected, and the connection in use
+reachable from another thread (or a signal handler), so a request can be aborted at any stage — while it
+connects, while the headers trickle in, while the body arrives."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from typing import Any
+
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+from airflow_sbcrawl.crawler.addresses import AddressGuard, AddressRefused
+
+
+class InFlight:
+    """The connection the fetcher is using right now (one request at a time)."""
+
+    def __init__(self) -> None:
+        # The socket itself: http.client drops a connection's socket reference once a "Connection: close"
+        # response starts, while the body is still read from it.
+        self.sock: socket.socket | None = None
+
+    def abort(self) -> None:
+        """Make the blocked read (or write) of the current request return at once. No lock is taken:
+        this runs from signal handlers and the watchdog thread."""
+        sock = self.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+def _connection_class(base: type[HTTPConnection], in_flight: InFlight, guard: AddressGuard | None) -> type:
+    class Connection(base):  # type: ignore[misc, valid-type]
+        def connect(self) -> None:
+            super().connect()
+            in_flight.sock = self.sock
+            if guard is not None:
+                try:
+                    guard.check(self.host, self.sock.getpeername()[0])
+                except AddressRefused:
+                    self.close()
+                    raise
+
+        def getresponse(self) -> Any:
+            in_flight.sock = self.sock
+            return super().getresponse()
+
+    return Connection
+
+
+def _pool_classes(in_flight: InFlight, guard: AddressGuard | None) -> dict[str, type]:
+    http = _connection_class(HTTPConnection, in_flight, guard)
+    https = _connection_class(HTTPSConnection, in_flight, guard)
+    return {
+        "http": type("HTTPPool", (HTTPConnectionPool,), {"ConnectionCls": http}),
+        "https": type("HTTPSPool", (HTTPSConnectionPool,), {"ConnectionCls": https}),
+    }
+
+
+class CrawlAdapter(HTTPAdapter):
+    """Direct connections are checked against the guard once connected (after DNS); connections to a
+    proxy the operator configured are not (the proxy resolves the names: URL hosts that are IP literals
+    or loopback names are checked by the fetcher before the request)."""
+
+    def __init__(self, in_flight: InFlight, guard: AddressGuard) -> None:
+        self._direct = _pool_classes(in_flight, guard)
+        self._proxied = _pool_classes(in_flight, None)
+        super().__init__()
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = self._direct
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        manager.pool_classes_by_scheme = self._proxied
+        return manager
+
+
+def refusal(exc: BaseException) -> AddressRefused | None:
+    """The AddressRefused somewhere inside the exceptions requests and urllib3 wrap around it."""
+    seen: set[int] = set()
+    todo: list[object] = [exc]
+    while todo:
+        item = todo.pop()
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        if isinstance(item, AddressRefused):
+            return item
+        seen.add(id(item))
+        todo.extend((item.__cause__, item.__context__, getattr(item, "reason", None), *item.args))
+    return None

@@ -1,0 +1,39 @@
+"""``sbcrawl bench harness``: the CLI crawler scored by the shared evaluation harness, end to end."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from airflow_sbcrawl.bench.harness import HarnessRun, gap_closed, main, summarise
+
+EVAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval"
+
+
+def _run(profile: str, policy: str, pct: float, requests: int = 100, missing: int = 0) -> HarnessRun:
+    return HarnessRun(profile=profile, seed=1, policy=policy, total_urls=1000, budget=1500, pct_to_90=pct,
+                      bfs_pct=80.0, tree_pct=30.0, requests=requests, targets=100, targets_retrieved=100,
+                      missing_from_outputs=missing, requests_after_last_target=10, trap_requests=0, exit_code=0,
+                      wall_s=1.0)
+
+
+def test_gap_closed_and_summary_flag_what_went_wrong():
+    assert gap_closed(80.0, 55.0, 30.0) == pytest.approx(0.5)
+    table = summarise([_run("p1", "default", 55.0), _run("p1", "bfs", math.inf, requests=1600, missing=2)],
+                      ["default", "bfs"], budget_factor=1.5)
+    assert "| p1 | 80.0 | 55.0 | 150.0 (1 never) | 30.0 | 0.50 | -1.40 |" in table
+    assert "1600 requests over a budget of 1500" in table and "2 served targets not in outputs" in table
+
+
+def test_harness_runs_the_cli_against_a_served_site(tmp_path):
+    # The harness lives in ../shared/eval beside the repository, as in CI; it is called, never copied.
+    assert main(["--eval-dir", str(EVAL_DIR), "--profiles", "dev-catalogue", "--seeds", "1", "--scale", "0.15",
+                 "--policies", "default", "--jobs", "1", "--out", str(tmp_path)]) == 0
+    run = json.loads((tmp_path / "runs.jsonl").read_text().splitlines()[0])
+    assert run["requests"] <= run["budget"] and run["exit_code"] == 0
+    assert run["missing_from_outputs"] == 0 and run["targets_retrieved"] > 0
+    assert math.isfinite(run["pct_to_90"]) and run["pct_to_90"] < run["bfs_pct"] * 1.5
+    assert "mean gap" in (tmp_path / "table.md").read_text()

@@ -1,0 +1,45 @@
+"""Scaling out on Airflow's own engine: ``scripts/multiworker.py`` (CeleryExecutor, PostgreSQL, Redis,
+SeaweedFS, two Celery workers, all real and on 127.0.0.1) with one worker SIGKILLed mid-crawl."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_killed_workers_crawl_resumes_on_the_other_worker(tmp_path):
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "multiworker.py"), "--workdir",
+                           str(tmp_path / "mw"), "--json"], capture_output=True, text=True, timeout=560)
+    print(proc.stdout[-6000:])
+    assert proc.stdout.strip(), proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["problems"] == [], proc.stdout[-4000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0
+    assert result["state"] == "success"
+
+    # one worker was killed while one of its crawls ran, mid-crawl
+    killed = result["killed"]
+    assert killed["worker"] in ("worker-1", "worker-2") and killed["processes_killed"] >= 2
+    tries = {(t["map_index"], t["try_number"]): t for t in result["tries"]}
+    first = tries[(killed["map_index"], killed["try_number"])]
+    assert first["worker"] == killed["worker"] and first["state"] == "failed"
+    retry = tries[(killed["map_index"], killed["try_number"] + 1)]
+    assert retry["state"] == "success" and retry["worker"] not in (None, killed["worker"])
+
+    # three sites, each as an uninterrupted crawl would have left it: same rows, each object once
+    assert sorted(result["sites"]) == ["data.stats.example", "pub.stats.example", "stats.example"]
+    for site, s in result["sites"].items():
+        assert s["same_rows_as_baseline"] and s["targets"] == s["baseline_targets"] > 0, site
+        assert s["max_rows_per_url"] == 1 and s["objects_match_rows"] and s["objects"] == s["targets"], site
+        assert s["requests"] <= s["budget"], site
+    # the retry resumed from S3 (at least from the checkpoint there at the kill), not from scratch
+    assert killed["checkpoint_in_s3"] >= 3
+    assert result["sites"][killed["site"]]["resumed_from"] >= killed["checkpoint_in_s3"]

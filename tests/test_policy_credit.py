@@ -1,0 +1,205 @@
+"""The default policy's credit, its frontier order, the drought stopper and the policy registry."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from airflow_sbcrawl.crawler.config import CrawlConfig
+from airflow_sbcrawl.crawler.earlystop import DroughtStop, EarlyStopping, make_stopper
+from airflow_sbcrawl.crawler.frontier import LeveledQueue
+from airflow_sbcrawl.crawler.policies import NewLink, make_policy
+from airflow_sbcrawl.crawler.policies.registry import NEEDS_TRUTH, POLICIES, PRODUCTION, WITHOUT_TRUTH
+from airflow_sbcrawl.crawler.policies.sb import CreditedBanditPolicy, SleepingBanditPolicy
+
+PAGER = "html body main nav.pager a"
+ITEM = "html body main div.view-content ul li h2 a"
+SIDEBAR = "html body aside div.related ul li a"
+
+
+class Site:
+    """A toy site as a policy sees it: hand out ids, tell what each page revealed and yielded."""
+
+    def __init__(self, policy) -> None:
+        self.policy = policy
+        self.next_id = 0
+        self.kind: dict[int, str] = {}
+
+    def reveal(self, kinds: list[str]) -> None:
+        links = []
+        for kind in kinds:
+            path = {"pager": PAGER, "item": ITEM, "sidebar": SIDEBAR}[kind]
+            links.append(NewLink(self.next_id, f"http://s.example/{kind}/{self.next_id}", path, "", 1))
+            self.kind[self.next_id] = kind
+            self.next_id += 1
+        self.policy.add(links)
+
+
+def _config(**kw) -> CrawlConfig:
+    return CrawlConfig(start_url="http://s.example/", **kw)
+
+
+def _crawl_listing_site(policy, pages: int) -> list[str]:
+    """A publication archive (pager -> 10 items worth 2 targets each, plus the next pager) beside a news
+    site (sidebar links, each page revealing 3 more and holding a target one time in ten)."""
+    site = Site(policy)
+    site.reveal(["pager", "sidebar", "sidebar"])
+    crawled = []
+    for _ in range(pages):
+        link = policy.next()
+        if link is None:
+            break
+        kind = site.kind[link]
+        crawled.append(kind)
+        reward = 0
+        if kind == "pager":
+            site.reveal(["item"] * 10 + ["pager"])
+        elif kind == "item":
+            reward = 2
+        else:
+            site.reveal(["sidebar"] * 3)
+            reward = int(crawled.count("sidebar") % 10 == 1)
+        policy.feedback(link, reward)
+        if kind == "pager" and policy.promising():
+            crawled.append("promising pager")
+    return crawled
+
+
+def test_pager_that_leads_to_datasets_earns_credit_only_with_the_new_policy():
+    credited = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    paper = SleepingBanditPolicy(_config(policy="sb-classifier-paper"), np.random.default_rng(0))
+    crawled = {policy: _crawl_listing_site(policy, 300) for policy in (credited, paper)}
+    # A listing page holds no target, but it is a step towards ten: the drought stopper hears of it.
+    assert crawled[credited].count("promising pager") >= 10 and "promising pager" not in crawled[paper]
+    means = {}
+    for policy in (credited, paper):
+        pager, sidebar = (policy.actions.assign(policy.vectorizer.transform_one(p), 0, key=p) for p in (PAGER, SIDEBAR))
+        means["sb-classifier" if policy is credited else "sb-classifier-paper"] = (
+            policy.bandit.means[pager], policy.bandit.means[sidebar])
+    # The paper's reward: the listing page holds no file, so the pager is worth less than a news page.
+    assert means["sb-classifier-paper"][0] == 0.0 < means["sb-classifier-paper"][1]
+    # Credited: it is worth the items it leads to, more than the news pages.
+    assert means["sb-classifier"][0] > 2 * means["sb-classifier"][1] > 0
+
+
+def test_self_reproducing_links_do_not_inflate_credit():
+    # Every sidebar page reveals three more sidebar links and holds a target now and then: a branching
+    # process whose summed surplus would grow without bound if the backlog did not discount it.
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    site = Site(policy)
+    site.reveal(["sidebar"] * 3)
+    for step in range(2000):
+        link = policy.next()
+        site.reveal(["sidebar"] * 3)
+        policy.feedback(link, 1 if step % 10 == 0 else 0)
+    assert max(policy.bandit.means[: len(policy.actions)]) < 2.0
+    assert policy.rho < 2.0
+
+
+def test_links_of_a_better_page_go_first_within_an_action():
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    site = Site(policy)
+    site.reveal(["item", "item"])
+    first, second = policy.next(), policy.next()
+    site_ids = site.next_id
+    policy.feedback(first, 0)  # nothing revealed: the pending links of `first` do not exist
+    site.reveal(["pager"])  # revealed by `second`, a page that paid
+    policy.feedback(second, 5)
+    site.reveal(["pager"])  # revealed by a page that is never credited (the start page, say): level 0
+    for _ in range(20):  # whatever the draw, the pager found on the paying page comes before the other one
+        copy = CreditedBanditPolicy(_config(), np.random.default_rng(_))
+        copy.restore(json.loads(json.dumps(policy.state())), policy.arrays())
+        assert copy.next() == site_ids
+
+
+def test_credited_policy_round_trips_through_checkpoint_arrays():
+    config = _config()
+    policy = CreditedBanditPolicy(config, np.random.default_rng(0))
+    _crawl_listing_site(policy, 50)
+    state = json.loads(json.dumps(policy.state()))
+    arrays = {k: v.copy() for k, v in policy.arrays().items()}
+    copy = CreditedBanditPolicy(config, np.random.default_rng(0))
+    copy.restore(state, arrays)
+    assert len(copy) == len(policy) > 0
+    assert copy.rho == pytest.approx(policy.rho)
+    assert sorted(copy.next() for _ in range(len(copy))) == sorted(policy.next() for _ in range(len(policy)))
+
+
+def test_leveled_queue_pops_highest_level_first_and_round_trips():
+    queue = LeveledQueue()
+    for item, level in [(1, 0), (2, 3), (3, 3), (4, 1), (5, 0)]:
+        queue.add(item, level)
+    ids, levels = queue.to_arrays()
+    copy = LeveledQueue.from_arrays(ids, levels)
+    rng = np.random.default_rng(0)
+    for q in (queue, copy):
+        popped = [q.pop(rng) for _ in range(5)]
+        assert set(popped[:2]) == {2, 3} and popped[2] == 4 and set(popped[3:]) == {1, 5}
+        assert len(q) == 0
+
+
+def test_drought_stop_is_relative_to_the_crawls_own_rate():
+    rich = DroughtStop(min_pages=300, expected=30)
+    for page in range(1, 1001):  # 2 targets a page, then nothing
+        rich.update(page, 2 * min(page, 500))
+    assert rich.should_stop and "no new target and no promising page in the last 500 pages" in rich.reason
+
+    walking = DroughtStop(min_pages=300, expected=30)
+    for page in range(1, 2001):  # no target after page 500, but the policy walks a listing chain
+        walking.update(page, 2 * min(page, 500), promising=page % 50 == 0)
+        assert not walking.should_stop, page
+
+    sparse = DroughtStop(min_pages=300, expected=30)
+    targets = 0
+    for page in range(1, 20_001):  # one target every 400 pages, steadily: 0.0025 a page
+        targets += page % 400 == 0
+        sparse.update(page, targets)
+        assert not sparse.should_stop, page
+    assert sparse.window() == 12_000
+
+    stalled = DroughtStop(min_pages=300, expected=30)
+    for page in range(1, 30_001):
+        stalled.update(page, min(page // 400, 25))  # 25 targets over 10,000 pages, then none
+        if stalled.should_stop:
+            break
+    assert 10_000 + 12_000 <= page <= 10_000 + 12_100
+
+
+def test_drought_stop_never_judges_a_crawl_that_found_nothing_yet():
+    stop = DroughtStop(min_pages=300, expected=30)
+    for page in range(1, 50_001):
+        stop.update(page, 0)
+    assert not stop.should_stop
+
+
+def test_the_paper_policy_keeps_the_papers_stop_rule():
+    assert isinstance(make_stopper(_config(policy="sb-classifier-paper").effective_stop_rule,
+                                   _config()), EarlyStopping)
+    assert isinstance(make_stopper(_config().effective_stop_rule, _config()), DroughtStop)
+    assert _config(policy="sb-classifier-paper", stop_rule="drought").effective_stop_rule == "drought"
+
+
+def test_registry_names_every_policy_once_and_makes_each():
+    assert len(set(POLICIES)) == len(POLICIES)
+    assert "sb-classifier" in PRODUCTION and "sb-classifier-paper" in PRODUCTION
+    assert not set(NEEDS_TRUTH) & set(WITHOUT_TRUTH) and not set(NEEDS_TRUTH) & set(PRODUCTION)
+    for name in POLICIES:
+        truth = (lambda url: url.endswith(".csv")) if name in NEEDS_TRUTH else None
+        policy = make_policy(_config(policy=name), np.random.default_rng(0), is_target=truth)
+        assert len(policy) == 0
+    with pytest.raises(ValueError, match="oracle"):
+        make_policy(_config(policy="tp-off"), np.random.default_rng(0))
+
+
+def test_url_template_groups_siblings_and_keeps_query_keys():
+    from airflow_sbcrawl.crawler.policies.sb import url_template
+
+    assert url_template("http://s.example/en/news/births-2009") == url_template("http://s.example/en/news/x-2")
+    assert url_template("http://s.example/en/news/births-2009") == "s.example/en/news/*"
+    assert url_template("http://s.example/en/publications?page=3") == "s.example/en/publications?page"
+    assert url_template("http://s.example/en/publications?page=3") != url_template("http://s.example/en/news?page=3")
+    assert url_template("http://data.s.example/dataset/12") != url_template("http://s.example/dataset/12")
+    assert url_template("http://s.example/cat-1/cat-2/") == "s.example/cat-N/*"
+    assert url_template("http://s.example/downloads") == "s.example/downloads"

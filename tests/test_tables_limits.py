@@ -1,0 +1,159 @@
+"""Hostile and huge inputs to the table readers (issue 9, items 10-12): bounded, and every cut recorded."""
+
+import io
+import json
+import random
+import subprocess
+import sys
+import textwrap
+import tracemalloc
+import zipfile
+
+from airflow_sbcrawl.tables import InputFile, Limits, detect_file, detect_to_dir, read_bytes, read_tables
+
+
+def _xlsx(cells: dict[str, object]) -> bytes:
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Data"
+    for ref, value in cells.items():
+        ws[ref] = value
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue()
+
+
+def test_xlsx_with_a1_and_xfd1048576_is_refused_not_fatal(tmp_path):
+    """calamine would allocate the whole used range (500 GB) and abort: run in a child so a regression
+    shows as a failed test, not a dead test session."""
+    path = tmp_path / "corners.xlsx"
+    path.write_bytes(_xlsx({"A1": "x", "XFD1048576": "y"}))
+    assert path.stat().st_size < 10_000
+    script = textwrap.dedent(
+        f"""
+        import json
+        from airflow_sbcrawl.tables import detect_file
+        r = detect_file({str(path)!r})
+        print(json.dumps({{"tables": len(r.tables), "errors": [e.reason for e in r.errors]}}))
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["tables"] == 0
+    (reason,) = out["errors"]
+    assert "'Data'" in reason and "1048576 rows x 16384 columns" in reason and "not read" in reason
+
+
+def test_xlsx_over_the_cell_limit_is_refused_with_its_reason_and_others_sheets_are_read():
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    big = wb.active
+    big.title = "Big"
+    for r in range(1, 101):
+        big.append([f"r{r}", *range(20)])
+    small = wb.create_sheet("Small")
+    small.append(["Region", "2020"])
+    small.append(["North", 5])
+    buf = io.BytesIO()
+    wb.save(buf)
+    result = read_bytes(buf.getvalue(), limits=Limits(max_cells=1000))
+    assert [s.name for s in result.sheets] == ["Small"]
+    (err,) = result.errors
+    assert "'Big'" in err.reason and "more than 1000 cells" in err.reason
+
+
+def test_zip_member_named_mimetype_is_not_decompressed_whole():
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("mimetype", b"\0" * (64 << 20))
+        zf.writestr("t.csv", b"a,b\n1,2\n")
+    data = buf.getvalue()
+    tracemalloc.start()
+    try:
+        result = read_bytes(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"peak {peak} bytes while reading a 64 MiB mimetype member"
+    assert any(e.member == "mimetype" and "ratio" in e.reason for e in result.errors)
+    assert [s.member for s in result.sheets] == ["t.csv"]
+
+
+def test_csv_of_one_huge_line_is_cut_and_the_cut_recorded():
+    data = b"h1,h2\n" + b"1," * 400_000 + b"1\n" + b"3,4\n"
+    result = read_bytes(data, name="x.csv", limits=Limits(max_line_chars=10_000, max_cols=50))
+    (sheet,) = result.sheets
+    assert len(sheet.rows) == 3 and max(len(r) for r in sheet.rows) == 50
+    assert sheet.rows[2][:2] == ["3", "4"]
+    assert any("1 line(s) longer than 10000 characters cut" in e.reason for e in result.errors)
+
+
+def test_csv_over_the_cell_limit_keeps_the_first_rows_and_says_so():
+    data = "\n".join(f"r{i},{i},{i * 2}" for i in range(1000)).encode()
+    result = read_bytes(data, name="x.csv", limits=Limits(max_cells=300))
+    (sheet,) = result.sheets
+    assert len(sheet.rows) == 100
+    assert any("rows after 100 not read: more than 300 cells" in e.reason for e in result.errors)
+
+
+def test_random_bytes_named_csv_are_refused_as_binary():
+    data = random.Random(7).randbytes(200_000)
+    result = detect_file(data, name="data.csv")
+    assert not result.tables
+    (err,) = result.errors
+    assert "binary content" in err.reason
+    # Text in a western 8-bit encoding is not binary
+    text = ("Région;Valeur\n" + "Île-de-France;12,5\n" * 50).encode("cp1252")
+    assert read_bytes(text, name="x.csv").sheets[0].rows[1] == ["Île-de-France", "12,5"]
+
+
+def test_zero_observation_tables_are_not_written_and_counted_with_their_reason(tmp_path):
+    contents = tmp_path / "contents.csv"
+    contents.write_text(
+        "Contents\n\nTable,Title\nT1,Population by region\nT2,Households by size\nT3,Income by decile\n"
+    )
+    data = tmp_path / "data.csv"
+    data.write_text("Population by region\n\nRegion,2020,2021\nNorth,1200,1350\nSouth,800,900\nEast,700,650\n")
+    result = detect_file(contents)
+    assert not result.tables and not result.errors
+    (none,) = result.no_tables
+    assert none["reason"].startswith(("no value cells", "no data lines"))
+    out = tmp_path / "out"
+    summary = detect_to_dir([InputFile(contents, source_url="c"), InputFile(data, source_url="d")], out)
+    assert summary["tables"] == 1 and summary["no_table_found"] == 1
+    assert sum(summary["no_table_reasons"].values()) == 1
+    (table,) = read_tables(summary["index"])
+    assert table.provenance.source_url == "d" and table.observations
+    assert len(list((out / "tables").glob("*.parquet"))) == 1
+
+
+def test_xlsx_whose_shared_strings_are_a_zip_bomb_is_refused():
+    source = zipfile.ZipFile(io.BytesIO(_xlsx({"A1": "Region", "B1": 2020, "A2": "North", "B2": 5})))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in source.infolist():
+            out.writestr(info.filename, source.read(info))
+        sst = b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="1" uniqueCount="1">'
+        out.writestr("xl/sharedStrings.xml", sst + b"<si><t>x</t></si><!--" + b" " * (32 << 20) + b"--></sst>")
+    result = read_bytes(buf.getvalue())
+    assert not result.sheets
+    (err,) = result.errors
+    assert "xl/sharedStrings.xml" in err.reason and "zip bomb" in err.reason
+
+
+def test_hostile_bench_reads_each_file_in_a_child_and_reports_its_reasons(tmp_path):
+    from airflow_sbcrawl.tables import hostilebench
+
+    corners = tmp_path / "corners.xlsx"
+    hostilebench._write_xlsx(corners, 0, 0, corners=True)
+    small = tmp_path / "small.xlsx"
+    hostilebench._write_xlsx(small, 3, 2)
+    rows = {p.name: hostilebench.measure(p) for p in (corners, small)}
+    assert rows["corners.xlsx"]["exit"] == 0 and rows["corners.xlsx"]["tables"] == 0
+    assert "1048576 rows x 16384 columns" in rows["corners.xlsx"]["errors"][0]
+    assert rows["small.xlsx"]["exit"] == 0 and not rows["small.xlsx"]["errors"]
+    assert 10 < rows["small.xlsx"]["peak_rss_mb"] < 2000
