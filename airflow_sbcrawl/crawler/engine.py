@@ -144,7 +144,7 @@ class Crawler:
         # Site memory (crawler/memory.py, recrawl.py): read at the start, written at the end of a finished run.
         self.memory_store = memory
         self.warm_start = warm_start
-        self.recrawl = Recrawl(None, config.max_requests)
+        self.recrawl = Recrawl(None, config.max_requests, max_links=config.max_links_per_page)
         self._recrawl_state: dict | None = None  # from a checkpoint, until the memory is loaded
         # One entry per resume of this crawl (kept in checkpoints): the report's history across runs.
         self.resumes: list[dict] = []
@@ -208,11 +208,12 @@ class Crawler:
                 if self.tmp_dir and (removed := Fetcher.clean_partial_files(self.tmp_dir)):
                     log.info("removed %d partial downloads left by the interrupted crawl", removed)
         if self.resumed_from is None:  # a new run: warm when a memory exists, unless asked not to be
-            self.recrawl = Recrawl(memory if self.warm_start else None, self.config.max_requests, previous=memory)
+            self.recrawl = Recrawl(memory if self.warm_start else None, self.config.max_requests, previous=memory,
+                                   max_links=self.config.max_links_per_page)
             self.recrawl.seed(self)
         elif self._recrawl_state is not None:
             self.recrawl = Recrawl(memory if self._recrawl_state.get("warm") else None, self.config.max_requests,
-                                   previous=memory)
+                                   previous=memory, max_links=self.config.max_links_per_page)
             self.recrawl.restore(self, self._recrawl_state)
         self._replay_manifest(count_as_this_crawl=resume)
         if resume and self.store is not None:

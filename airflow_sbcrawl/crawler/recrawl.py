@@ -68,9 +68,12 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def link_contexts(body: bytes, page_url: str, encoding: str | None = None) -> dict[str, set[str]]:
+def link_contexts(body: bytes, page_url: str, encoding: str | None = None,
+                  max_links: int = 10_000) -> dict[str, set[str]]:
     """Link URL → hashes of its contexts on the page: the text and link targets of the list item, table
-    row or article around it (a catalogue row with its date and file links), else of its parent element."""
+    row or article around it (a catalogue row with its date and file links), else of its parent element.
+    Only the first ``max_links`` links are read, as for link extraction; each element's text length is
+    measured once, so a page of many links under one parent costs linear, not quadratic, time."""
     if not body.strip():
         return {}
     try:
@@ -79,8 +82,18 @@ def link_contexts(body: bytes, page_url: str, encoding: str | None = None) -> di
     except (lxml.etree.ParserError, ValueError, LookupError, lxml.etree.XMLSyntaxError):
         return {}
     hashes: dict[lxml.etree._Element, str] = {}
+    lengths: dict[lxml.etree._Element, int] = {}
+
+    def text_length(element: lxml.etree._Element) -> int:
+        n = lengths.get(element)
+        if n is None:
+            n = lengths[element] = len(element.text_content().strip())
+        return n
+
     out: dict[str, set[str]] = {}
-    for el in root.iter("a"):
+    for i, el in enumerate(root.iter("a")):
+        if i >= max_links:
+            break
         href = el.get("href")
         url = resolve(page_url, href) if href else None
         if url is None:
@@ -90,9 +103,9 @@ def link_contexts(body: bytes, page_url: str, encoding: str | None = None) -> di
             if anc.tag in _CONTAINERS:
                 box = anc
         if box is None:  # the smallest element around the link that says more than the link itself
-            own = len(el.text_content().strip())
+            own = text_length(el)
             box = el
-            while box.getparent() is not None and len(box.text_content().strip()) <= own:
+            while box.getparent() is not None and text_length(box) <= own:
                 box = box.getparent()
         h = hashes.get(box)
         if h is None:
@@ -109,11 +122,12 @@ class Recrawl:
     run leaves behind."""
 
     def __init__(self, memory: SiteMemory | None, max_requests: int, share: float = RECRAWL_SHARE,
-                 previous: SiteMemory | None = None) -> None:
+                 previous: SiteMemory | None = None, max_links: int = 10_000) -> None:
         self.memory = memory  # None: a cold crawl (it still leaves a memory behind)
         # What the memory this run leaves builds on: the warm start's, or the one a cold run ignored.
         self.previous = memory if memory is not None else previous
         self.allowance = int(share * max_requests)
+        self.max_links = max_links  # links read per page for their contexts, as for link extraction
         self.spent = 0  # revisits and checks handed out
         self.known: dict[int, KnownDataset] = {}  # link id -> what the memory knows of that dataset
         self.status: dict[str, str] = {}  # dataset URL (as the memory names it) -> status this run
@@ -224,7 +238,7 @@ class Recrawl:
                 self.page_validators[url] = (etag, modified)
         if not (record or self.warm):
             return []
-        contexts = link_contexts(body, url, encoding)
+        contexts = link_contexts(body, url, encoding, self.max_links)
         if record:
             for link, hashes in contexts.items():
                 self.contexts.setdefault(link, set()).update(hashes)
