@@ -50,8 +50,12 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
                    help="cap on a robots.txt Crawl-delay")
     p.add_argument("--checkpoint-every", type=int, default=200, metavar="PAGES")
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--resume", action="store_true", help="continue the crawl saved in --out")
+    group.add_argument("--resume", action="store_true", help="continue the unfinished crawl saved in --out")
     group.add_argument("--fresh", action="store_true", help="discard a saved crawl state (stored targets stay)")
+    p.add_argument("--cold", action="store_true",
+                   help="ignore the site memory of earlier crawls in --out (by default a crawl of a folder "
+                        "holding a finished crawl is incremental: it revisits what it knows first and "
+                        "downloads only new or changed files)")
     p.add_argument("--no-report", action="store_true", help="don't write report.md and its plots into --out")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -88,6 +92,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         SinkError,
         StateExists,
     )
+    from airflow_sbcrawl.crawler.memory import SiteMemoryError
 
     try:
         options = {}
@@ -102,8 +107,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         )
         sink = LocalSink(args.out)
         store = LocalStateStore(args.out / "state")
+        memory = LocalStateStore(args.out / "memory")
         (args.out / "tmp").mkdir(exist_ok=True)
-        crawler = Crawler(config, sink, store, on_progress=_progress_printer(args.quiet), tmp_dir=str(args.out / "tmp"))
+        crawler = Crawler(config, sink, store, on_progress=_progress_printer(args.quiet), tmp_dir=str(args.out / "tmp"),
+                          memory=memory, warm_start=not args.cold)
     except (ConfigError, SinkError, OSError) as exc:
         print(f"sbcrawl crawl: {exc}", file=sys.stderr)
         return 2
@@ -118,7 +125,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
               file=sys.stderr)
     try:
         summary = crawler.run(resume=args.resume, fresh=args.fresh)
-    except (StateExists, CheckpointError) as exc:
+    except (StateExists, CheckpointError, SiteMemoryError) as exc:
         print(f"sbcrawl crawl: {exc}", file=sys.stderr)
         print("  use --resume to continue it or --fresh to start over", file=sys.stderr)
         return 2
@@ -155,6 +162,10 @@ def format_summary(s) -> str:
     ]
     if s.resumed_from is not None:
         lines.append(f"  resumed from checkpoint {s.resumed_from}")
+    if s.warm_from:
+        lines.append(f"  incremental, from the site memory of run {s.warm_from}")
+    if s.changes:
+        lines.append("  datasets           " + ", ".join(f"{k}: {v:,}" for k, v in s.changes.items()))
     if s.outcomes:
         lines.append("  responses          " + ", ".join(f"{k}: {v}" for k, v in sorted(s.outcomes.items())))
     return "\n".join(lines)
@@ -164,13 +175,16 @@ def cmd_serve_sim(args: argparse.Namespace) -> int:
     from airflow_sbcrawl.sim import serve_forever
     from airflow_sbcrawl.sim.profiles import get_profile
 
+    if args.epoch < 0:
+        print(f"sbcrawl serve-sim: --epoch must be 0 or more, not {args.epoch}", file=sys.stderr)
+        return 2
     try:
         get_profile(args.profile)
     except KeyError as exc:
         print(f"sbcrawl serve-sim: {exc.args[0]}", file=sys.stderr)
         return 2
     try:
-        serve_forever(args.profile, seed=args.seed, port=args.port)
+        serve_forever(args.profile, seed=args.seed, port=args.port, epoch=args.epoch)
     except OSError as exc:
         print(f"sbcrawl serve-sim: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}"
               " (is another server using it? choose one with --port)", file=sys.stderr)
@@ -327,8 +341,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("profile", help="tiny, small, deep, portal, large, hostile or random-<seed>")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--port", type=int, default=8900)
-    p = sub.add_parser("bench", help="benchmarks: crawl policies, or table detection")
-    p.add_argument("what", choices=["crawl", "tables", "cost", "harness"])
+    p.add_argument("--epoch", type=int, default=0,
+                   help="serve the site as it is this many periods later (new, updated, removed, moved files)")
+    p = sub.add_parser("bench", help="benchmarks: crawl policies, the evaluation harness, recrawls, or tables")
+    p.add_argument("what", choices=["crawl", "tables", "cost", "harness", "recrawl"])
     p.add_argument("rest", nargs=argparse.REMAINDER, help="options of that benchmark (see --help there)")
     _tables_parser(sub)
     _lake_parser(sub)
@@ -340,6 +356,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from airflow_sbcrawl.tables.bench import main as bench_main
     elif args.what == "crawl":
         from airflow_sbcrawl.bench.crawl import main as bench_main
+    elif args.what == "recrawl":
+        from airflow_sbcrawl.bench.recrawl import main as bench_main
     elif args.what == "harness":
         from airflow_sbcrawl.bench.harness import main as bench_main
     else:

@@ -19,3 +19,5 @@ out=benchmarks/results
 .venv/bin/sbcrawl bench cost --frontiers "" --crawls 1000,50000 --out "$out/cost-crawl"
 # A sample crawl report (Markdown + plots) with the final engine.
 .venv/bin/python benchmarks/report_sample.py "$out/report-small"
+# Recrawls: epoch 0 cold, epoch 1 cold and warm (from the memory of epoch 0); one line per profile.
+.venv/bin/sbcrawl bench recrawl --profiles tiny small deep --json "$out/recrawl.json" | tee "$out/recrawl.txt"

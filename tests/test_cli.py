@@ -7,6 +7,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -58,7 +59,9 @@ def test_state_checks_on_restart(tiny_server, sim_proxy_env, tmp_path, capsys):
     report = (tmp_path / "report.md").read_text()  # written next to the targets after every crawl
     assert "Why the crawl stopped" in report and "request budget spent" in report
     assert (tmp_path / "report-harvest.png").stat().st_size > 1000
-    # Existing state without --resume: refused, nothing touched.
+    # A run state whose run left no site memory (killed, or stopped from outside) is unfinished: without
+    # --resume, refused, nothing touched. (A finished run's folder is crawled incrementally: test_recrawl.)
+    shutil.rmtree(tmp_path / "memory")
     code, _, err = run_cli([*base, "--max-requests", "80"], capsys)
     assert code == 2 and "--resume" in err
     # A checkpoint of another site is never silently reused.

@@ -276,5 +276,5 @@ def test_mapped_dag_crawls_three_sites(sim_server, sim_proxy_env, airflow_s3_con
     assert data_rows >= sum(1 for url in srv.site.targets if url.startswith("http://data.stats.example/"))
     listing = sorted({k.split("/")[1] + "/" + k.split("/")[2] for p in client.get_paginator("list_objects_v2")
                       .paginate(Bucket=seaweed_bucket) for k in (o["Key"] for o in p.get("Contents", []))})
-    assert listing == sorted(f"{s}/{part}" for s in sites for part in ("objects", "runs", "state"))
+    assert listing == sorted(f"{s}/{part}" for s in sites for part in ("memory", "objects", "runs", "state"))
     print("\nmapped DAG:\n  " + "\n  ".join(lines) + f"\n  S3 listing: {listing}; simulator saw {len(srv.log)}")

@@ -14,6 +14,7 @@ from email.message import Message
 
 import numpy as np
 
+from airflow_sbcrawl.crawler import memory as site_memory
 from airflow_sbcrawl.crawler import state as ckpt
 from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted, StopRequested
 from airflow_sbcrawl.crawler.classify import HTML, LABEL_NAMES, TARGET, OracleClassifier, UrlClassifier
@@ -23,6 +24,7 @@ from airflow_sbcrawl.crawler.fetch import Fetcher, Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.html import extract_links
 from airflow_sbcrawl.crawler.policies import NewLink, Policy, make_policy
+from airflow_sbcrawl.crawler.recrawl import Recrawl
 from airflow_sbcrawl.crawler.robots import RobotsRules
 from airflow_sbcrawl.crawler.sinks import Sink
 from airflow_sbcrawl.crawler.urls import Scope, extension, resolve
@@ -75,6 +77,10 @@ class CrawlSummary:
     classifier_confusion: dict[str, int] = field(default_factory=dict)
     start_error: str = ""
     sink: str = ""
+    # Incremental crawls: the run whose site memory this one started from ("" = cold), and what the known
+    # and new datasets turned out to be (new / changed / unchanged / gone).
+    warm_from: str = ""
+    changes: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -86,7 +92,8 @@ class Crawler:
 
     def __init__(self, config: CrawlConfig, sink: Sink, store: ckpt.StateStore | None = None, *,
                  run_id: str = "", is_target: Callable[[str], bool] | None = None,
-                 on_progress: Callable[[Progress], None] | None = None, tmp_dir: str | None = None) -> None:
+                 on_progress: Callable[[Progress], None] | None = None, tmp_dir: str | None = None,
+                 memory: ckpt.StateStore | None = None, warm_start: bool = True) -> None:
         if config.policy == "sb-oracle" and is_target is None:
             raise ValueError("policy sb-oracle needs the truth: pass is_target (known only for simulated sites)")
         self.config = config
@@ -134,6 +141,11 @@ class Crawler:
         # Requests spent and targets retrieved after each page: the harvest curve of reports.
         self.harvest_requests = array("q")
         self.harvest_targets = array("q")
+        # Site memory (crawler/memory.py, recrawl.py): read at the start, written at the end of a finished run.
+        self.memory_store = memory
+        self.warm_start = warm_start
+        self.recrawl = Recrawl(None, config.max_requests, max_links=config.max_links_per_page)
+        self._recrawl_state: dict | None = None  # from a checkpoint, until the memory is loaded
         # One entry per resume of this crawl (kept in checkpoints): the report's history across runs.
         self.resumes: list[dict] = []
 
@@ -154,6 +166,7 @@ class Crawler:
         if self.store is not None:
             self.checkpoint()
         self.sink.flush()
+        self._write_memory()
         return CrawlSummary(
             start_url=self.config.start_url, policy=self.config.policy, run_id=self.run_id, stop_reason=reason,
             pages=self.pages, targets=self.targets, requests=self.budget.requests,
@@ -161,14 +174,19 @@ class Crawler:
             actions=len(getattr(self.policy, "actions", ())), resumed_from=self.resumed_from,
             elapsed_s=round(time.monotonic() - self._started, 3), cpu_s=round(time.thread_time() - cpu0, 3),
             outcomes=dict(self.outcomes), classifier_confusion=dict(self.confusion), start_error=self.start_error,
-            sink=self.sink.describe(),
+            sink=self.sink.describe(), warm_from=self.recrawl.memory.run_id if self.recrawl.warm else "",
+            changes=self.recrawl.counts(),
         )
 
     def _prepare(self, resume: bool, fresh: bool) -> bool:
         """Restore or start; returns True when the start page still has to be crawled."""
+        memory = (site_memory.load(self.memory_store, self.config.start_url)
+                  if self.memory_store is not None else None)
         checkpointed = (0, 0)
         if self.store is not None:
             has_state = bool(self.store.checkpoints()) or bool(self.store.journal_lines())
+            if has_state and not (resume or fresh) and self._finished(memory):
+                fresh = True  # the last run finished and left its memory: its run state is disposable
             if has_state and not (resume or fresh):
                 raise StateExists(
                     f"a crawl state already exists in {self.store.describe()}: resume it, or start afresh "
@@ -189,6 +207,14 @@ class Crawler:
                 self._seq = max([self._seq, *self.store.checkpoints()])
                 if self.tmp_dir and (removed := Fetcher.clean_partial_files(self.tmp_dir)):
                     log.info("removed %d partial downloads left by the interrupted crawl", removed)
+        if self.resumed_from is None:  # a new run: warm when a memory exists, unless asked not to be
+            self.recrawl = Recrawl(memory if self.warm_start else None, self.config.max_requests, previous=memory,
+                                   max_links=self.config.max_links_per_page)
+            self.recrawl.seed(self)
+        elif self._recrawl_state is not None:
+            self.recrawl = Recrawl(memory if self._recrawl_state.get("warm") else None, self.config.max_requests,
+                                   previous=memory, max_links=self.config.max_links_per_page)
+            self.recrawl.restore(self, self._recrawl_state)
         self._replay_manifest(count_as_this_crawl=resume)
         if resume and self.store is not None:
             self._note_resume(*checkpointed)
@@ -214,6 +240,28 @@ class Crawler:
             self.harvest_requests.append(self.budget.requests)
             self.harvest_targets.append(self.targets)
 
+    def _finished(self, memory: site_memory.SiteMemory | None) -> bool:
+        """Whether the run state in the store is that of the run that wrote ``memory`` (so it finished)."""
+        if memory is None or not memory.run_id:
+            return False
+        try:
+            loaded = ckpt.load_latest(self.store)
+        except ckpt.CheckpointError:
+            return False
+        return loaded is not None and loaded[1].get("run_id") == memory.run_id
+
+    def _write_memory(self) -> None:
+        """At the end of a run that was not stopped from outside: the site memory for the next run."""
+        if self.memory_store is None or self._stop.is_set():
+            return
+        rows = [row for row in self.sink.read_rows() if row.get("run_id") == self.run_id]
+        seq = site_memory.save(self.memory_store, self.recrawl.build_memory(self, rows))
+        log.info("site memory %d written to %s", seq, self.memory_store.describe())
+
+    def _next_link(self) -> int | None:
+        link_id = self.recrawl.next(len(self.policy) > 0)
+        return link_id if link_id is not None else self.policy.next()
+
     def _loop(self, start_pending: bool) -> str:
         try:
             if start_pending and (refusal := self._crawl_start()):
@@ -224,7 +272,7 @@ class Crawler:
                 if self.config.early_stopping and self.early.should_stop:
                     return self.early.reason
                 # Pages parked by an interruption come first; the policy never hears of them again.
-                link_id = self._parked.pop() if self._parked else self.policy.next()
+                link_id = self._parked.pop() if self._parked else self._next_link()
                 if link_id is None:
                     return "frontier exhausted: every reachable page was crawled"
                 reward = self._crawl_page(link_id)
@@ -274,9 +322,11 @@ class Crawler:
         resp, final_id = self._get_or_park(link_id)
         if resp.kind == "html":
             self._learn(resp.url, HTML)
-            self._process_page(final_id, resp, nesting=0)
+            self._read_page(final_id, resp)
         elif resp.kind == "target":
             self._store_target(final_id, link_id, resp)
+        elif resp.kind == "unchanged":
+            self.recrawl.page_unchanged(url)
         else:
             self.start_error = resp.error or f"{resp.kind} response ({resp.mime or 'no content type'})"
             log.warning("start page %s gave no links: %s", url, self.start_error)
@@ -307,13 +357,39 @@ class Crawler:
         self.policy.outcome(link_id, resp.kind)
         if resp.kind == "html":
             self._learn(resp.url, HTML)
-            return self._process_page(final_id, resp, nesting=0)
+            return self._read_page(final_id, resp)
         if resp.kind == "target":
             # A link that is itself a new target is worth one target for one request, the best any action
             # can do (Algorithm 4 gives it no reward; then targets the classifier missed teach nothing).
             self._learn(resp.url, TARGET)
             return self._store_target(final_id, link_id, resp)
+        if resp.kind == "unchanged":
+            self._unchanged(link_id, final_id, resp)
+        elif self.recrawl.gone(link_id, resp):
+            self._record(link_id, final_id, "gone", resp)
         return 0
+
+    def _unchanged(self, link_id: int, final_id: int, resp: Response) -> None:
+        """A 304 to a conditional GET: a known dataset (maybe met at a new URL) or a page is as it was."""
+        known_id = self.recrawl.known_for(link_id)
+        if known_id is None:
+            self.recrawl.page_unchanged(self.links.urls[link_id])
+        else:
+            self._record(known_id, final_id, self.recrawl.classify(known_id, resp), resp)
+
+    def _read_page(self, page_id: int, resp: Response) -> int:
+        """A page's links, after checking the known datasets it listed last time: a file that moved is then
+        recognised by its validators at its old URL before its new URL is met among the links."""
+        checks = self.recrawl.page_read(self.links.urls[page_id], resp.body, _charset(resp.headers.get("content-type")),
+                                        resp.headers, record=self.memory_store is not None)
+        reward = 0
+        try:
+            for known_id in checks:
+                reward += self._crawl_page(known_id)
+        except CrawlInterrupted:
+            self._parked.append(page_id)  # read the page again on resume
+            raise
+        return reward + self._process_page(page_id, resp, nesting=0)
 
     def _get_or_park(self, link_id: int) -> tuple[Response, int]:
         try:
@@ -336,7 +412,9 @@ class Crawler:
         A hop's URL joins the link table only once its response is in, so an interrupted chain is redone
         whole on resume."""
         url = self.links.urls[link_id]
-        resp = self.fetcher.fetch(url)
+        # Validators of a known dataset or page; kept along redirects, so a file that moved can still be a 304.
+        conditions = self.recrawl.conditions(link_id)
+        resp = self.fetcher.fetch(url, headers=conditions)
         self._count(resp)
         for _hop in range(self.config.max_redirects):
             if resp.kind != "redirect":
@@ -351,7 +429,7 @@ class Crawler:
             if not self.robots.allowed(target):
                 self.outcomes["redirect disallowed by robots.txt"] += 1
                 return resp, link_id
-            resp = self.fetcher.fetch(target)
+            resp = self.fetcher.fetch(target, headers=conditions)
             self._count(resp)
             link_id = self.links.add(target, self.links.depth[link_id], self.links.parent[link_id],
                                      self.links.tag_path(link_id) or None)
@@ -361,7 +439,7 @@ class Crawler:
         return resp, link_id
 
     def _count(self, resp: Response) -> None:
-        if resp.kind in ("html", "target", "redirect"):
+        if resp.kind in ("html", "target", "redirect", "unchanged"):
             self.outcomes[resp.kind] += 1
         elif resp.kind == "blocked":
             self.outcomes[f"blocked {resp.mime}"] += 1
@@ -410,7 +488,7 @@ class Crawler:
             pages.extend(new[handled:])  # not fetched yet: into the frontier, so a resume crawls them
             raise
         finally:
-            self.policy.add(pages)
+            self.policy.add(self.recrawl.claim(pages))
         return reward
 
     def _labels(self, links: list[NewLink]) -> list[int | None]:
@@ -444,33 +522,53 @@ class Crawler:
         if resp.kind == "html":  # the classifier was wrong; the page is read anyway, its GET is paid for
             self._learn(resp.url, HTML)
             self._process_page(final_id, resp, nesting + 1)
+        elif resp.kind == "unchanged":
+            self._unchanged(link_id, final_id, resp)
         return 0
 
     def _store_target(self, final_id: int, link_id: int, resp: Response) -> int:
+        """A target's bytes are stored only when they are new or changed; returns 1 for those."""
         assert resp.path is not None
+        # A new URL sent a known file's validators (same file name: it may have moved) speaks for that file.
+        known_id = self.recrawl.known_for(link_id)
+        subject = link_id if known_id is None else known_id
+        status = self.recrawl.classify(subject, resp)
+        if status == "unchanged":  # same bytes as a known dataset (downloaded: its server gave no validator)
+            resp.discard()
+            self._record(subject, final_id, status, resp)
+            return 0
         self.sink.put_object(resp.sha256, resp.path, resp.mime)
         resp.path = None
+        self._record(subject, final_id, status, resp)
+        self.targets += 1
+        return 1
+
+    def _record(self, link_id: int, final_id: int, status: str, resp: Response) -> None:
+        """The manifest row of a target: new / changed / unchanged / gone. A 304 or a 404 carries no body,
+        so the row keeps what the memory knows of the file."""
         headers = resp.headers
+        known = self.recrawl.known.get(link_id)
+        has_body = resp.kind == "target"
         row = {
             "url": self.links.urls[link_id],
             "final_url": self.links.urls[final_id],
-            "mime": resp.mime,
-            "size": resp.size,
-            "sha256": resp.sha256,
-            "etag": headers.get("etag", ""),
-            "last_modified": headers.get("last-modified", ""),
+            "mime": resp.mime if has_body or known is None else known.mime,
+            "size": resp.size if has_body or known is None else known.size,
+            "sha256": resp.sha256 if has_body or known is None else known.sha256,
+            "etag": headers.get("etag", "") or (known.etag if known and status != "gone" else ""),
+            "last_modified": headers.get("last-modified", "") or (known.last_modified if known and status != "gone"
+                                                                   else ""),
             "filename": _filename(headers.get("content-disposition")),
             "found_on": self.links.found_on(link_id),
             "tag_path": self.links.tag_path(link_id),
             "depth": self.links.depth[link_id],
             "fetched_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "run_id": self.run_id,
+            "status": status,
         }
         self.sink.append_rows([row])
         self._stored.update((row["url"], row["final_url"]))
         self.rows_written += 1
-        self.targets += 1
-        return 1
 
     def _fetch_robots(self, url: str) -> tuple[int | None, str, str]:
         resp = self.fetcher.fetch(url)
@@ -512,6 +610,7 @@ class Crawler:
             "robots": self.robots.texts,
             "paths": self.links.paths,
             "parked": self._parked,
+            "recrawl": {"warm": self.recrawl.warm, **self.recrawl.state()},
             "resumes": self.resumes,
         }
         arrays = {
@@ -553,6 +652,7 @@ class Crawler:
         self.early.restore(state["early_stopping"])
         self.robots.texts = dict(state["robots"])
         self._parked = [int(x) for x in state["parked"]]
+        self._recrawl_state = state.get("recrawl")
         self.resumes = list(state.get("resumes", []))
         self.harvest_requests = array("q", arrays["harvest_requests"].astype(np.int64).tobytes())
         self.harvest_targets = array("q", arrays["harvest_targets"].astype(np.int64).tobytes())
@@ -563,14 +663,20 @@ class Crawler:
         rows written after the restored checkpoint also count as this crawl's targets."""
         rows = self.sink.read_rows()
         for row in rows:
-            self._stored.update(url for url in (row.get("url"), row.get("final_url")) if url)
+            # An incremental crawl fetches the datasets of earlier runs again (conditionally): only this run's
+            # rows are done with.
+            if not self.recrawl.warm or row.get("run_id") == self.run_id:
+                self._stored.update(url for url in (row.get("url"), row.get("final_url")) if url)
         if count_as_this_crawl:
             for row in rows[self.rows_written:]:
                 for key in ("url", "final_url"):
                     url = row.get(key)
                     if url and url not in self.links:
                         self.links.add(url, int(row.get("depth", 0)), -1, None)
-                self.targets += 1
+                status = row.get("status", "new")
+                if row.get("run_id") == self.run_id:
+                    self.recrawl.status[row["url"]] = status
+                self.targets += status in ("new", "changed")
         self.rows_written = len(rows)
 
 

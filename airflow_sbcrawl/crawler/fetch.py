@@ -49,7 +49,7 @@ class Response:
     status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     mime: str = ""
-    kind: str = "error"  # html | target | redirect | blocked | other | refused | error
+    kind: str = "error"  # html | target | redirect | unchanged (a 304) | blocked | other | refused | error
     body: bytes = b""  # HTML pages only
     path: Path | None = None  # targets only: a temporary file the caller must move or delete
     sha256: str = ""
@@ -154,8 +154,9 @@ class Fetcher:
         return self.config.backoff * (2**attempt)
 
     # -- requests --------------------------------------------------------------------------------------
-    def fetch(self, url: str, method: str = "GET") -> Response:
+    def fetch(self, url: str, method: str = "GET", headers: dict[str, str] | None = None) -> Response:
         """One request with retries on connection errors, 429 and 5xx-unavailable; each attempt is budgeted.
+        ``headers`` are extra request headers (If-None-Match / If-Modified-Since for a conditional GET).
 
         Raises BudgetExhausted when the budget cannot pay for the (next) attempt, and StopRequested when
         the crawl was asked to stop (before sending, or while a body was still arriving)."""
@@ -174,7 +175,7 @@ class Fetcher:
             if self.stop.is_set():
                 raise StopRequested("stop requested")
             self.budget.reserve_request()
-            resp = self._attempt(url, method)
+            resp = self._attempt(url, method, headers)
             if resp.kind == "refused":
                 log.warning("%s (%s)", resp.error, url)
                 return resp
@@ -202,7 +203,7 @@ class Fetcher:
                                    f"{self.config.response_timeout:g}s")
             log.warning("%s: %s", host, self.given_up[host])
 
-    def _attempt(self, url: str, method: str) -> Response:
+    def _attempt(self, url: str, method: str, headers: dict[str, str] | None = None) -> Response:
         out = Response(url=url, method=method)
         timeout = (self.config.connect_timeout, self.config.read_timeout)
         self._abort_reason = ""
@@ -211,7 +212,7 @@ class Fetcher:
         self._started = time.monotonic()
         self._watchdog.arm(self._started + self.config.response_timeout, self._on_deadline)
         try:
-            return self._request(url, method, timeout, out)
+            return self._request(url, method, timeout, out, headers)
         except requests.RequestException as exc:
             refused = refusal(exc)
             if refused is not None:
@@ -241,9 +242,10 @@ class Fetcher:
         out.error = f"response slower than {self.config.response_timeout:g}s"
         return True
 
-    def _request(self, url: str, method: str, timeout: tuple[float, float], out: Response) -> Response:
+    def _request(self, url: str, method: str, timeout: tuple[float, float], out: Response,
+                 headers: dict[str, str] | None = None) -> Response:
         raw = self.session.request(method, url, stream=True, allow_redirects=False, timeout=timeout,
-                                   proxies=self._proxies(url))
+                                   proxies=self._proxies(url), headers=headers)
         if self._interrupted(out):  # the headers were complete just as the deadline passed
             raw.close()
             return out
@@ -251,6 +253,9 @@ class Fetcher:
             out.status = raw.status_code
             out.headers = {k.lower(): v for k, v in raw.headers.items()}
             out.mime = media_type(raw.headers.get("Content-Type"))
+            if raw.status_code == 304:  # a conditional GET: what we hold is current, and no body comes
+                out.kind = "unchanged"
+                return out
             if 300 <= raw.status_code < 400:
                 out.kind = "redirect" if raw.headers.get("Location") else "error"
                 return out

@@ -97,6 +97,10 @@ class S3CrawlLayout:
         return _join(self.site_prefix, "state", safe_segment(dag_id), safe_segment(run_id),
                      safe_segment(task_id), str(map_index)) + "/"
 
+    def memory_prefix(self) -> str:
+        """The site memory (crawler/memory.py): one per site, read by every warm start."""
+        return _join(self.site_prefix, "memory") + "/"
+
     def manifest_uri(self) -> str:
         """The URI of the site's manifest Asset (one per site, whatever the run)."""
         return f"s3://{self.bucket}/{_join(self.site_prefix, 'manifest')}"

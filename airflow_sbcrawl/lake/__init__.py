@@ -1,7 +1,7 @@
 """Detected statistics tables into Apache Iceberg through a REST catalog (pyiceberg). No Airflow import."""
 
 from airflow_sbcrawl.lake.catalog import CatalogConfig, LakeError, connect
-from airflow_sbcrawl.lake.load import LoadResult, load_tables
+from airflow_sbcrawl.lake.load import LoadResult, load_tables, mark_gone
 from airflow_sbcrawl.lake.query import query, sample, scan
 from airflow_sbcrawl.lake.schema import OBSERVATIONS, TABLES, ensure_tables
 
@@ -14,6 +14,7 @@ __all__ = [
     "connect",
     "ensure_tables",
     "load_tables",
+    "mark_gone",
     "query",
     "sample",
     "scan",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pyarrow as pa
-from pyiceberg.expressions import And, BooleanExpression, EqualTo, In
+from pyiceberg.expressions import And, BooleanExpression, EqualTo, In, IsNull
 from pyiceberg.table import Table
 
 from airflow_sbcrawl.lake.catalog import CatalogConfig, LakeError, connect, explain
@@ -113,6 +113,28 @@ def load_tables(
         replaced_obs,
     )
     return result
+
+
+def mark_gone(config: CatalogConfig, *, site: str, urls: Sequence[str]) -> int:
+    """Set ``gone_at`` on the ``tables`` rows of source files a recrawl found removed (404/410); their rows
+    and observations stay. Returns how many rows were marked (already marked ones are left as they are)."""
+    if not urls:
+        return 0
+    catalog = connect(config)
+    try:
+        table = ensure_tables(catalog, config.namespace)[TABLES]
+        where = And(EqualTo("site", site), In("source_url", sorted(set(urls))), IsNull("gone_at"))
+        rows = table.scan(row_filter=where).to_arrow()
+        if not rows.num_rows:
+            return 0
+        now = pa.array([datetime.now(UTC)] * rows.num_rows, type=rows.schema.field("gone_at").type)
+        marked = rows.set_column(rows.schema.get_field_index("gone_at"), "gone_at", now)
+        table.overwrite(marked, overwrite_filter=where, snapshot_properties={"sbcrawl.site": site,
+                                                                             "sbcrawl.gone": str(rows.num_rows)})
+    except Exception as err:
+        raise explain(err, config, f"mark {len(urls)} gone sources of site {site!r} in") from err
+    log.info("marked %d tables of %d gone sources of %s", rows.num_rows, len(urls), site)
+    return rows.num_rows
 
 
 def _replace(table: Table, rows: list[dict], where: BooleanExpression, summary: dict[str, str]) -> int:

@@ -54,6 +54,8 @@ TABLES_SCHEMA = Schema(
     NestedField(17, "detector_version", StringType(), required=False),
     NestedField(18, "crawl_run", StringType(), required=False),
     NestedField(19, "loaded_at", TimestamptzType(), required=False),
+    NestedField(20, "gone_at", TimestamptzType(), required=False,
+                doc="when a recrawl found the source file removed from the site (its rows are kept)"),
     identifier_field_ids=[1],
 )
 
@@ -97,10 +99,11 @@ def ensure_namespace(catalog: Catalog, namespace: str) -> None:
 def ensure_tables(catalog: Catalog, namespace: str) -> dict[str, Table]:
     """Create the namespace and both tables if missing; return the tables by short name.
 
-    Existing tables are returned as they are (never altered), so this is safe to call on every load.
+    Existing tables only gain the columns added to the schemas since they were created (nullable, so
+    their rows read as null there); nothing else is altered, so this is safe to call on every load.
     """
     ensure_namespace(catalog, namespace)
-    return {
+    tables = {
         name: catalog.create_table_if_not_exists(
             (namespace, name),
             schema=schema,
@@ -110,3 +113,11 @@ def ensure_tables(catalog: Catalog, namespace: str) -> dict[str, Table]:
         )
         for name, schema in SCHEMAS.items()
     }
+    for name, table in tables.items():
+        have = {f.name for f in table.schema().fields}
+        missing = [f for f in SCHEMAS[name].fields if f.name not in have]
+        if missing:
+            with table.update_schema() as update:
+                for f in missing:
+                    update.add_column(f.name, f.field_type, doc=f.doc)
+    return tables

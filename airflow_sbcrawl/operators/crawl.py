@@ -12,6 +12,7 @@ import logging
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -19,6 +20,7 @@ from airflow.providers.common.compat.sdk import AirflowException, AirflowFailExc
 from airflow.sdk import Asset, AssetAlias
 
 from airflow_sbcrawl.crawler import ConfigError, CrawlConfig, Crawler, CrawlSummary, Progress, SinkError
+from airflow_sbcrawl.crawler import memory as site_memory
 from airflow_sbcrawl.hooks.s3 import S3CrawlLayout, S3Sink, S3StateStore, check_bucket_writable, s3_hook, site_key
 from airflow_sbcrawl.operators import lineage
 from airflow_sbcrawl.operators.links import CrawlManifestLink, CrawlReportLink
@@ -35,6 +37,8 @@ log = logging.getLogger(__name__)
 MANIFEST_ALIAS = "sbcrawl-manifests"
 #: task_state_store key holding the pointer to the crawl state in S3 (the state itself stays in S3).
 STATE_POINTER_KEY = "sbcrawl_state"
+#: Infix of the run id of a crawl made by a task instance whose crawl had already finished (a cleared task).
+RERUN = "__rerun-"
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(CrawlConfig) if f.default is not dataclasses.MISSING}
 _INT_KNOBS = {"max_requests", "max_bytes", "seed"}
@@ -65,6 +69,11 @@ class SBCrawlOperator(BaseOperator):
         (retries always resume).
     :param journal_lease: requests recorded in the S3 budget journal per write, before they are sent: a try
         killed (or cut off from S3) leaves at most that many of the budget unused and never overshoots it.
+    :param warm_start: start from the site memory in S3 (``.../<site>/memory/``) when there is one: an
+        incremental crawl that checks known datasets with conditional requests and stores only new or
+        changed files (``False``: a cold crawl; it still leaves a memory for the next run).
+    :param keep_checkpoints: checkpoints of this task instance kept after a successful crawl (older ones and
+        the budget journal are deleted; the site memory always stays).
     :param progress_callback: called with ``(progress, context)`` at most every 0.2 s from the crawl loop.
         For monitoring, and the documented test hook: an exception raised from it aborts the try the way a
         crash would (the retry test uses it to kill a first try after N pages).
@@ -93,6 +102,8 @@ class SBCrawlOperator(BaseOperator):
         delay: float | str = _DEFAULTS["delay"],
         crawl_options: dict[str, Any] | None = None,
         fresh: bool = False,
+        warm_start: bool = True,
+        keep_checkpoints: int = 1,
         journal_lease: int = 10,
         progress_callback: Callable[[Progress, Context], None] | None = None,
         **kwargs: Any,
@@ -110,6 +121,8 @@ class SBCrawlOperator(BaseOperator):
         self.delay = delay
         self.crawl_options = crawl_options or {}
         self.fresh = fresh
+        self.warm_start = warm_start
+        self.keep_checkpoints = keep_checkpoints
         self.journal_lease = journal_lease
         self.progress_callback = progress_callback
         self._crawler: Crawler | None = None
@@ -178,13 +191,26 @@ class SBCrawlOperator(BaseOperator):
         map_index = getattr(ti, "map_index", -1)
         map_index = -1 if map_index is None else map_index
         crawl_run = f"{dag_id}__{run_id}" + (f"__{map_index}" if map_index >= 0 else "")
-        sink = S3Sink(hook, layout, crawl_run)
         store = S3StateStore(hook, layout.bucket, layout.state_prefix(dag_id, run_id, task_id, map_index),
                              journal_lease=self.journal_lease)
-        self._point_state_store(context, store, crawl_run)
+        memory = S3StateStore(hook, layout.bucket, layout.memory_prefix())
 
         try_number = ti.try_number or 1
         fresh = bool(self.fresh) and try_number <= 1
+        try:
+            last = site_memory.load(memory, config.start_url)
+        except site_memory.SiteMemoryError as exc:
+            raise AirflowFailException(str(exc)) from exc
+        if last is not None and (last.run_id == crawl_run or last.run_id.startswith(crawl_run + RERUN)):
+            # This task instance's crawl already finished (the task was cleared after a success, or a step
+            # after the crawl failed): a try is then a new incremental crawl from the memory that crawl left,
+            # under its own run id, whose manifest and Asset event carry what changed since.
+            self.log.info("the crawl of this task instance finished as run %s: starting a new incremental "
+                          "crawl from its site memory", last.run_id)
+            store.clear()
+            crawl_run = crawl_run + RERUN + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        sink = S3Sink(hook, layout, crawl_run)
+        self._point_state_store(context, store, crawl_run)
         had_state = bool(store.checkpoints())
         if fresh:
             store.clear()
@@ -203,7 +229,8 @@ class SBCrawlOperator(BaseOperator):
             if self.progress_callback is not None:
                 self.progress_callback(p, context)
 
-        crawler = self._crawler = Crawler(config, sink, store, run_id=crawl_run, on_progress=on_progress)
+        crawler = self._crawler = Crawler(config, sink, store, run_id=crawl_run, on_progress=on_progress,
+                                          memory=memory, warm_start=bool(self.warm_start))
         try:
             # resume=True is also right on a first try: with no state it is a plain start.
             summary = self._crawler.run(resume=not fresh, fresh=fresh)
@@ -223,6 +250,7 @@ class SBCrawlOperator(BaseOperator):
         if summary.start_error and summary.pages <= 1 and summary.targets == 0:
             raise AirflowException(f"the start page {config.start_url} could not be crawled: {summary.start_error}")
 
+        self._clean_state(store)
         manifest_keys = sink.all_manifest_keys()
         report_key = self._upload_report(hook, layout, crawl_run, crawler, summary)
         result = summary.to_dict()
@@ -263,6 +291,18 @@ class SBCrawlOperator(BaseOperator):
             self.log.warning("crawl report not written: %s", exc)
             return ""
 
+    def _clean_state(self, store: S3StateStore) -> None:
+        """After a success the run state is disposable: keep the last ``keep_checkpoints`` checkpoints (for
+        inspection), drop the rest and the journal. The site memory is elsewhere and stays."""
+        keep = max(0, int(self.keep_checkpoints))
+        try:
+            seqs = store.checkpoints()
+            for seq in seqs[: len(seqs) - keep]:
+                store.delete(seq)
+            store.journal_reset()
+        except Exception as exc:  # leftover state costs storage, not correctness
+            self.log.warning("could not clean the crawl state in %s: %s", store.describe(), exc)
+
     def _point_state_store(self, context: Context, store: S3StateStore, crawl_run: str) -> None:
         """Record where the state lives in the task instance's state store (Airflow >= 3.3), so the UI and
         tools can find it; the key itself is derived, so a missing store never prevents a resume."""
@@ -282,6 +322,8 @@ class SBCrawlOperator(BaseOperator):
             "run_id": result["run_id"], "site": layout.site, "start_url": result["start_url"],
             "targets": result["targets"], "manifest_keys": result["manifest_keys"],
             "objects_prefix": layout.objects_prefix(), "bucket": layout.bucket,
+            # Incremental crawls: new / changed / unchanged / gone datasets, and the run it started from.
+            "changes": result["changes"], "warm_from": result["warm_from"],
         }
         uri = layout.manifest_uri()
         events = context["outlet_events"]

@@ -19,7 +19,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from airflow_sbcrawl.hooks.lake import IcebergCatalogHook
 from airflow_sbcrawl.hooks.s3 import s3_hook
 from airflow_sbcrawl.hooks.tables import download
-from airflow_sbcrawl.lake import OBSERVATIONS, TABLES, LakeError, LoadResult, load_tables
+from airflow_sbcrawl.lake import OBSERVATIONS, TABLES, LakeError, LoadResult, load_tables, mark_gone
 from airflow_sbcrawl.operators import lineage
 from airflow_sbcrawl.tables import read_tables
 from airflow_sbcrawl.tables.output import INDEX_NAME
@@ -155,6 +155,8 @@ class LoadToLakeOperator(BaseOperator):
                 for path in (work / "tables").iterdir():  # bounded disk: one batch at a time
                     path.unlink()
         merged = _merge(site, results)
+        # Sources a recrawl found removed: their tables are marked, never deleted.
+        merged["marked_gone"] = mark_gone(config, site=site, urls=run.get("gone_urls") or [])
         self.log.info("%s run %s: %d sources, %d tables, %d observations loaded (replaced %d / %d) in %d call(s)",
                       site, run_id, merged["sources"], merged["tables"], merged["observations"],
                       merged["replaced_tables"], merged["replaced_observations"], len(results))

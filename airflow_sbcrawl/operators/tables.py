@@ -151,6 +151,10 @@ class DetectTablesOperator(BaseOperator):
     def _detect_run(self, hook: S3Hook, ref: CrawlRef, max_bytes: int) -> dict[str, Any]:
         out = ref.tables_prefix
         rows = read_manifest(hook, ref.bucket, list(ref.manifest_keys))
+        # An incremental crawl lists every dataset it checked; only new and changed files carry new content
+        # (rows of crawls before recrawls have no status: all new). Gone ones are reported, never deleted.
+        gone = sorted(r["url"] for r in rows if r.get("status") == "gone")
+        rows = [r for r in rows if r.get("status", "new") in ("new", "changed")]
         files = list({r["sha256"]: r for r in reversed(rows)}.values())[::-1]  # first row of each sha wins
         self.log.info("%s run %s: %d manifest rows, %d distinct files -> s3://%s/%s", ref.site, ref.run_id,
                       len(rows), len(files), ref.bucket, out)
@@ -158,6 +162,7 @@ class DetectTablesOperator(BaseOperator):
             "site": ref.site, "bucket": ref.bucket, "prefix": ref.prefix, "run_id": ref.run_id,
             "tables_prefix": out, "index_key": out + INDEX_NAME, "files": 0, "files_reused": 0,
             "files_with_tables": 0, "tables": 0, "observations": 0, "errors": 0, "seconds": 0.0,
+            "gone_urls": gone,
         }
         reasons: collections.Counter[str] = collections.Counter()
         with tempfile.TemporaryDirectory(prefix="sbcrawl-detect-") as tmp:

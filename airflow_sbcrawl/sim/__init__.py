@@ -41,12 +41,18 @@ API::
 
     serve_forever("small", seed=0, port=8765)   # for ``sbcrawl serve-sim PROFILE``
 
+    # Time: the site N periods later (new datasets and news, files updated / removed / moved; validators
+    # on files and pages, 304 to conditional requests) and the truth between two epochs:
+    later = build_site("small", seed=0, epoch=1)
+    later.changes(0)                         # target URL -> new | changed | moved | unchanged | gone
+
 Profiles (``PROFILES``; ``random-<seed>`` draws all knobs from the seed): ``tiny``, ``small``, ``deep``,
 ``portal``, ``large``, ``hostile`` — see ``profiles.py`` and, for the hostile endpoints, ``hostile.py``.
 
 Modules: ``seeded`` (keyed hashing), ``profiles`` (knobs), ``files`` (target bodies), ``render`` (HTML
 builder and page chromes), ``pages`` (page types, menus, robots.txt), ``site`` (structure, routing, ground
-truth), ``hostile`` (hostile endpoints), ``server`` (HTTP server and request log).
+truth), ``epochs`` (time: what each period adds, updates, removes, moves), ``hostile`` (hostile endpoints),
+``server`` (HTTP server and request log).
 """
 
 from airflow_sbcrawl.sim.files import TARGET_MIMES, Table

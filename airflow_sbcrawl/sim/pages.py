@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
-from airflow_sbcrawl.sim import seeded
+from airflow_sbcrawl.sim import epochs, seeded
 from airflow_sbcrawl.sim.render import Html, paragraph, sentence
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def robots_txt(site: Site, host: str) -> str:
 
 
 def rss(site: Site) -> str:
-    n = site.profile.news
+    n = site.listing_size("news")
     items = "".join(
         f"<item><title>{site.news_title('news', i)}</title><link>{site.item_url('news', i)}</link></item>"
         for i in range(n - 1, max(-1, n - 11), -1)
@@ -133,6 +133,11 @@ def _teaser(b: Html, site: Site, href: str, title: str, key: tuple[object, ...],
         with b.tag("h3", "teaser-title"):
             b.a(href, title)
         b.el("p", sentence(site.seed, "teaser", *key), cls="teaser-summary")
+        if key[0] == "publications":  # listings of reports say when their files last changed
+            files = site.live(site.publication_files(int(key[1])))  # type: ignore[call-overload]
+            if files:
+                when = max(epochs.last_modified(site, r.table_key, site.file_state(r)) for r in files)
+                b.el("p", f"Updated {when.date().isoformat()}", cls="teaser-date")
 
 
 def _latest(site: Site, kind: str, k: int) -> list[tuple[str, str]]:
@@ -169,6 +174,11 @@ def home(site: Site, b: Html) -> tuple[str, list, list]:
         with b.tag("section", "block-latest-publications"):
             b.el("h2", "Latest publications")
             b.link_list(_latest(site, "publications", 3), ul_cls="publication-list")
+    if site.datasets_now > site.total_datasets:
+        with b.tag("section", "block-new-data"):
+            b.el("h2", "New datasets")
+            newest = range(site.datasets_now - 1, max(site.total_datasets, site.datasets_now - 5) - 1, -1)
+            b.link_list([(site.dataset_url(d), site.dataset_title(d)) for d in newest], ul_cls="new-data-list")
     featured = [(site.dataset_url(d), site.dataset_title(d)) for d in _featured(site, p.featured)]
     if featured:
         with b.tag("section", "block-featured-data"):
@@ -203,7 +213,7 @@ def section(site: Site, b: Html, sec: int) -> tuple[str, list, list]:
     b.el("h1", title)
     for i in range(2):
         b.el("p", paragraph(site.seed, "section", sec, i))
-    n = site.n_datasets[sec]
+    n = site.section_size(sec)
     if n:
         with b.tag("div", "section-data"):
             b.a(site.catalogue_url(sec), f"Browse the {n} datasets", cls="button button--primary")
@@ -246,6 +256,14 @@ def _article_links(site: Site, b: Html, kind: str, n: int) -> None:
     p, seed = site.profile, site.seed
     b.open("p")
     b.text(sentence(seed, kind, n, "cite") + " ")
+    if kind == "news" and n >= p.news and site.new_per_epoch:
+        # News after epoch 0 announce a dataset of their own epoch.
+        epoch = (n - p.news) // max(1, site.items_per_epoch["news"]) + 1
+        first = site.total_datasets + (epoch - 1) * site.new_per_epoch
+        did = first + seeded.randint(0, site.new_per_epoch - 1, seed, "announce", n)
+        b.text("A new dataset is out: ")
+        b.a(site.dataset_url(did), site.dataset_title(did))
+        b.text(". ")
     if site.total_datasets and seeded.chance(p.article_dataset_link_share, seed, "art-ds", kind, n):
         did = seeded.randint(0, site.total_datasets - 1, seed, "art-ds-id", kind, n)
         u = seeded.unit(seed, "art-ds-redirect", kind, n)
@@ -311,7 +329,7 @@ def item(site: Site, b: Html, kind: str, n: int) -> tuple[str, list, list]:
 def publication(site: Site, b: Html, kind: str, pid: int) -> tuple[str, list, list]:
     p, seed = site.profile, site.seed
     title = site.news_title("publications", pid)
-    docs = site.publication_files(pid)
+    docs = site.live(site.publication_files(pid))
     art_id = f"node-{node_id(site, 'pub', pid)}" if p.unique_ids else None
     with b.tag("article", "node node--type-publication", id=art_id):
         b.el("h1", title, cls="page-title")
@@ -319,7 +337,8 @@ def publication(site: Site, b: Html, kind: str, pid: int) -> tuple[str, list, li
             b.el("p", paragraph(seed, "pub", pid))
             b.open("p")
             b.text(sentence(seed, "pub-cite", pid) + " ")
-            b.a(docs[0].url, "Read the full report")
+            if docs:
+                b.a(docs[0].url, "Read the full report")
             b.text(".")
             b.close("p")
         with b.tag("div", "downloads"):
@@ -328,13 +347,15 @@ def publication(site: Site, b: Html, kind: str, pid: int) -> tuple[str, list, li
                 for res in docs:
                     with b.tag("li", "file"):
                         b.a(res.url, f"{res.filename} ({res.fmt.upper()})")
+                        when = epochs.last_modified(site, res.table_key, site.file_state(res)).date().isoformat()
+                        b.el("span", f"updated {when}", cls="file-date")
         if site.total_datasets and seeded.chance(p.publication_dataset_share, seed, "pub-has-ds", pid):
             did = seeded.randint(0, site.total_datasets - 1, seed, "pub-ds", pid)
             with b.tag("div", "related-data"):
                 b.el("h2", "Data behind this publication")
                 b.a(site.dataset_url(did), site.dataset_title(did))
     series = [(site.item_url("publications", i), site.news_title("publications", i))
-              for i in (pid - 1, pid + 1) if 0 <= i < p.publications]
+              for i in (pid - 1, pid + 1) if 0 <= i < site.listing_size("publications")]
     crumbs = [*_crumbs_www(), (site.listing_url("publications"), "Publications")]
     return title, crumbs, [("In this series", series)] if series else []
 
@@ -365,7 +386,7 @@ def data_home(site: Site, b: Html) -> tuple[str, list, list]:
             t, sub, _ = site.sections[sec]
             with b.tag("li", "group-item"):
                 b.a(site.catalogue_url(sec), f"{site.theme_names[t]}: {sub}")
-                b.el("span", f"{site.n_datasets[sec]} datasets", cls="count")
+                b.el("span", f"{site.section_size(sec)} datasets", cls="count")
     return "Data catalogue", _crumbs_www(), []
 
 
@@ -378,20 +399,20 @@ def catalogue(site: Site, b: Html, sec: int, page: int) -> tuple[str, list, list
     t, sub, _ = site.sections[sec]
     title = f"{site.theme_names[t]}: {sub} — datasets"
     b.el("h1", title)
-    n, size = site.n_datasets[sec], p.catalogue_page_size
-    b.el("div", f"{n} datasets found", cls="search-count")
-    start = site.ds_offset[sec] + (page - 1) * size
+    listed, size = site.section_datasets(sec), p.catalogue_page_size
+    b.el("div", f"{len(listed)} datasets found", cls="search-count")
     with b.tag("ul", "dataset-list"):
-        for did in range(start, min(start + size, site.ds_offset[sec] + n)):
+        for did in listed[(page - 1) * size: page * size]:
             nid = f"node-{node_id(site, 'ds', did)}" if p.unique_ids else None
             with b.tag("li", "dataset-item", id=nid):
                 with b.tag("div", "dataset-content"):
                     with b.tag("h3", "dataset-heading"):
                         b.a(site.dataset_url(did), site.dataset_title(did))
                     b.el("div", sentence(seed, "ds-notes", did), cls="notes")
+                    b.el("div", _dataset_freshness(site, did), cls="dataset-meta")
                 if seeded.chance(p.catalogue_badge_share, seed, "badges", did):
                     with b.tag("ul", "dataset-resources"):
-                        for res in site.resources(did):
+                        for res in site.live(site.resources(did)):
                             with b.tag("li"):
                                 b.a(res.url, res.fmt.upper(), cls="label", data_format=res.fmt)
     _pager(b, site, lambda q: site.catalogue_url(sec, q), page, site.catalogue_pages(sec))
@@ -400,18 +421,27 @@ def catalogue(site: Site, b: Html, sec: int, page: int) -> tuple[str, list, list
     return title, crumbs, side
 
 
+def _dataset_freshness(site: Site, did: int) -> str:
+    """What catalogues show of a dataset: how many files, last modified when (changes with its files)."""
+    live = site.live(site.resources(did))
+    if not live:
+        return "No files"
+    when = max(epochs.last_modified(site, r.table_key, site.file_state(r)) for r in live)
+    return f"{len(live)} file{'s' if len(live) > 1 else ''} · last modified {when.date().isoformat()}"
+
+
 def dataset(site: Site, b: Html, did: int) -> tuple[str, list, list]:
     p, seed = site.profile, site.seed
     sec = site.section_of(did)
     t, sub, _ = site.sections[sec]
     title = site.dataset_title(did)
-    resources = site.resources(did)
+    resources = site.live(site.resources(did))
     art_id = f"node-{node_id(site, 'ds', did)}" if p.unique_ids else None
     with b.tag("article", "module dataset", id=art_id):
         b.el("h1", title, cls="heading")
         with b.tag("div", "notes embedded-content"):
             b.el("p", paragraph(seed, "ds", did))
-            if seeded.chance(0.3, seed, "ds-inline", did):
+            if resources and seeded.chance(0.3, seed, "ds-inline", did):
                 b.open("p")
                 b.text("The latest figures are also available ")
                 b.a(resources[0].url, f"as a {resources[0].fmt.upper()} file")
@@ -424,6 +454,9 @@ def dataset(site: Site, b: Html, did: int) -> tuple[str, list, list]:
                     with b.tag("li", "resource-item"):
                         b.a(res.url, f"{res.code} ({res.fmt.upper()})", cls="heading")
                         b.el("span", res.fmt, cls="format-label")
+                        # CKAN-like: the page changes when one of its files does
+                        when = epochs.last_modified(site, res.table_key, site.file_state(res)).date().isoformat()
+                        b.el("span", f"Last modified {when}", cls="resource-date")
                 if seeded.chance(p.broken_link_share, seed, "ds-broken", did):
                     with b.tag("li", "resource-item"):
                         gone = f"http://data.stats.example/files/{did}/{site.code(did).lower()}_old.csv"

@@ -77,6 +77,15 @@ class Profile:
     facet_trap: bool = True
     crawl_delay: float = 0.0
     hostile: bool = False
+    # Time (see epochs.py): per epoch, new datasets as a share of those of epoch 0, new news and
+    # publications as a share of theirs; the chance that a file is updated, removed or moved; the share of
+    # files served with a validator (ETag and/or Last-Modified).
+    new_dataset_share: float = 0.06
+    new_item_share: float = 0.05
+    update_share: float = 0.08
+    remove_share: float = 0.02
+    move_share: float = 0.02
+    validator_share: float = 0.85
     # Guidance for tests and reports, not a constraint: the expected order of magnitude of url_count.
     expected_urls: int = 0
 

@@ -87,7 +87,8 @@ class _Handler(BaseHTTPRequestHandler):
         url = self._absolute_url()
         site = self.server.site
         try:
-            status, headers, body = site.response(method, url)
+            conditions = {k: v for k in ("If-None-Match", "If-Modified-Since") if (v := self.headers.get(k))}
+            status, headers, body = site.response(method, url, conditions=conditions)
         except Exception:  # a simulator bug must show up as a 500 in the log, not as a hung client
             status, headers, body = 500, {"Content-Type": "text/plain", "Content-Length": "0"}, []
         sent = 0
@@ -222,11 +223,11 @@ class SimServer:
 
 
 def serve_forever(profile: str = "small", seed: int = 0, port: int = 8765, crawl_delay: float | None = None,
-                  verbose: bool = False) -> None:
+                  verbose: bool = False, epoch: int = 0) -> None:
     """Serve a site until interrupted (the ``sbcrawl serve-sim PROFILE`` command)."""
-    site = build_site(profile, seed, crawl_delay)
+    site = build_site(profile, seed, crawl_delay, epoch)
     srv = SimServer(site, port=port, verbose=verbose).start()
-    print(f"Serving site {profile!r} (seed {seed})", flush=True)
+    print(f"Serving site {profile!r} (seed {seed}, epoch {epoch})", flush=True)
     print(f"  proxy:     HTTP_PROXY={srv.proxy_url}", flush=True)
     print(f"  start URL: {site.start_url}", flush=True)
     print(f"  direct:    {srv.base_url} (answers as {WWW})", flush=True)

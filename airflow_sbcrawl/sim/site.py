@@ -10,6 +10,7 @@ first time it is asked for.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import re
 import threading
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from urllib.parse import parse_qsl, urlsplit
 
-from airflow_sbcrawl.sim import files, pages, seeded
+from airflow_sbcrawl.sim import epochs, files, pages, seeded
 from airflow_sbcrawl.sim.profiles import Profile, get_profile
 from airflow_sbcrawl.sim.render import Chrome, Html, words
 
@@ -113,9 +114,12 @@ def _redirect(status: int, location: str) -> Response:
 class Site:
     """A deterministic statistics portal built from ``(profile, seed)``; see the package docstring."""
 
-    def __init__(self, profile: Profile, seed: int = 0, crawl_delay: float | None = None) -> None:
+    def __init__(self, profile: Profile, seed: int = 0, crawl_delay: float | None = None, epoch: int = 0) -> None:
+        if epoch < 0:
+            raise ValueError(f"epoch must be 0 or more, not {epoch}")
         self.profile = profile
         self.seed = seed
+        self.epoch = epoch
         self.crawl_delay = profile.crawl_delay if crawl_delay is None else crawl_delay
         self.start_url = f"http://{WWW}/"
         self.hosts = (WWW, DATA, PUB)
@@ -140,8 +144,17 @@ class Site:
         self.ds_offset = [0]
         for n in self.n_datasets:
             self.ds_offset.append(self.ds_offset[-1] + n)
+        # Datasets of epoch 0; later ones get the ids that follow (see epochs.py), so nothing of epoch 0 moves.
         self.total_datasets = self.ds_offset[-1]
         self.data_sections = [i for i, n in enumerate(self.n_datasets) if n]
+        self.new_per_epoch = round(self.total_datasets * p.new_dataset_share)
+        self.datasets_now = self.total_datasets + epoch * self.new_per_epoch
+        self._new_section = [seeded.pick(self.data_sections, seed, "new-ds-section", did)
+                             for did in range(self.total_datasets, self.datasets_now)]
+        self._new_in_section: dict[int, list[int]] = {}
+        for did in range(self.datasets_now - 1, self.total_datasets - 1, -1):  # newest first
+            self._new_in_section.setdefault(self._new_section[did - self.total_datasets], []).append(did)
+        self.items_per_epoch = {kind: round(getattr(p, kind) * p.new_item_share) for kind in ("news", "publications")}
         # Media ids (/media/<mid>/download) are an affine permutation of an internal code, so that they look
         # like the arbitrary database ids of a CMS yet decode in O(1).
         biggest = 8 * max(self.total_datasets * 8, p.news, p.blog, p.events, p.publications * 8) + 8
@@ -169,7 +182,50 @@ class Site:
 
     # ------------------------------------------------------------------ structure helpers
     def section_of(self, did: int) -> int:
+        if did >= self.total_datasets:
+            return self._new_section[did - self.total_datasets]
         return bisect.bisect_right(self.ds_offset, did) - 1
+
+    def section_datasets(self, sec: int) -> list[int]:
+        """The datasets of a section in catalogue order: the newest (added after epoch 0) first."""
+        first = self.ds_offset[sec]
+        return [*self._new_in_section.get(sec, ()), *range(first, first + self.n_datasets[sec])]
+
+    def section_size(self, sec: int) -> int:
+        return self.n_datasets[sec] + len(self._new_in_section.get(sec, ()))
+
+    def dataset_exists(self, did: int) -> bool:
+        return 0 <= did < self.datasets_now
+
+    def born(self, key: tuple[object, ...]) -> int:
+        """The epoch in which the file (or its dataset or publication) ``key`` first appeared."""
+        kind, owner = key[0], int(key[1])  # type: ignore[call-overload]
+        if kind == "ds":
+            extra = owner - self.total_datasets
+            return 0 if extra < 0 else extra // max(1, self.new_per_epoch) + 1
+        extra = owner - self.profile.publications
+        return 0 if extra < 0 else extra // max(1, self.items_per_epoch["publications"]) + 1
+
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - bounded; pages and routing ask for the same files
+    def file_state(self, res: Resource) -> epochs.FileState:
+        return epochs.file_state(self, res.table_key, self.born(res.table_key))
+
+    def live_url(self, res: Resource) -> str | None:
+        """Where ``res`` is served now (None once removed)."""
+        state = self.file_state(res)
+        if state.gone:
+            return None
+        return epochs.moved_url(res, state.moved) if state.moved else res.url
+
+    def live(self, resources: Iterable[Resource]) -> list[Resource]:
+        """The files of a dataset or publication as its page lists them now: removed ones dropped, moved
+        ones under their new URL."""
+        out = []
+        for res in resources:
+            url = self.live_url(res)
+            if url is not None:
+                out.append(res if url == res.url else dataclasses.replace(res, url=url))
+        return out
 
     def code(self, did: int) -> str:
         t = self.sections[self.section_of(did)][0]
@@ -202,7 +258,7 @@ class Site:
         return base if page == 1 else f"{base}?page={page}"
 
     def catalogue_pages(self, sec: int) -> int:
-        return -(-self.n_datasets[sec] // self.profile.catalogue_page_size)
+        return -(-self.section_size(sec) // self.profile.catalogue_page_size)
 
     def dataset_url(self, did: int) -> str:
         return f"http://{DATA}/dataset/{self.code(did).lower()}"
@@ -218,8 +274,9 @@ class Site:
         return base if page == 1 else f"{base}?page={page}"
 
     def listing_size(self, kind: str) -> int:
-        return {"news": self.profile.news, "blog": self.profile.blog, "events": self.profile.events,
+        base = {"news": self.profile.news, "blog": self.profile.blog, "events": self.profile.events,
                 "publications": self.profile.publications}[kind]
+        return base + self.epoch * self.items_per_epoch.get(kind, 0)
 
     def listing_page_size(self, kind: str) -> int:
         p = self.profile
@@ -270,7 +327,8 @@ class Site:
 
     def image_url(self, kind: str, n: int) -> str:
         tag = self._MC_IMAGE if kind == "news" else self._MC_BLOG_IMAGE
-        if seeded.chance(self.profile.extensionless_share, self.seed, "img-style", kind, n):
+        if (seeded.chance(self.profile.extensionless_share, self.seed, "img-style", kind, n)
+                and n * 8 + tag < self._mid_p):  # items added after epoch 0 may not fit the media ids
             return self.media_url(n * 8 + tag)
         return f"http://{WWW}/sites/default/files/images/{kind}-{n}.png"
 
@@ -308,7 +366,7 @@ class Site:
             if style_draw < octet:
                 url = f"http://{DATA}/dataset/{code.lower()}/resource/{r + 1}/download"
                 mime = "application/octet-stream"
-            elif style_draw < octet + p.extensionless_share:
+            elif style_draw < octet + p.extensionless_share and (did * 8 + r) * 8 < self._mid_p:
                 url = self.media_url((did * 8 + r) * 8 + self._MC_RESOURCE)
                 mime = files.MIME[fmt]
             else:
@@ -332,7 +390,9 @@ class Site:
         return tuple(out)
 
     def table_of(self, res: Resource) -> files.Table:
-        return files.make_table(self.seed, res.table_key, self.profile.table_rows, res.code)
+        version = self.file_state(res).version
+        key = res.table_key if not version else (*res.table_key, "v", version)
+        return files.make_table(self.seed, key, self.profile.table_rows, res.code)
 
     def resource_body(self, res: Resource) -> bytes:
         return files.encode(res.fmt, self.table_of(res), res.filename.rsplit(".", 1)[0])
@@ -354,7 +414,33 @@ class Site:
             return Route("out-of-scope", "offsite", (host, path))
         if path == "/robots.txt":
             return Route("robots", "robots", (host,))
+        if path.startswith("/moved/") and not query:
+            r = self._moved_route(url, epochs.parse_moved(path))
+        if r is not None and r.handler == "resource":
+            r = self._timed_route(url, r.args[0])
         return r or Route("error", "error", (404,))
+
+    def _timed_route(self, url: str, res: Resource) -> Route:
+        """A file's route at this epoch: served, gone (404/410), or moved away (301)."""
+        state = self.file_state(res)
+        if state.gone:
+            return Route("error", "error", (state.gone,))
+        if state.moved and url == res.url:
+            return Route("redirect", "moved", (epochs.moved_url(res, state.moved),))
+        return Route("target", "resource", (res,))
+
+    def _moved_route(self, url: str, parsed: tuple[int, str, int, int, str] | None) -> Route | None:
+        if parsed is None:
+            return None
+        _, kind, owner, index, _ = parsed
+        if kind == "ds":
+            candidates = self.resources(owner) if self.dataset_exists(owner) else ()
+        else:
+            candidates = self.publication_files(owner) if owner < self.listing_size("publications") else ()
+        for res in candidates:
+            if res.table_key[2] == index and self.live_url(res) == url:
+                return Route("target", "resource", (res,))
+        return None
 
     def _page_arg(self, query: str, pages_total: int) -> int | None:
         if not query:
@@ -400,7 +486,7 @@ class Site:
             return Route("trap", "search", (query,))
         if head == "print" and len(segs) == 3 and segs[1] == "news" and segs[2].isdigit():
             n = int(segs[2])
-            return Route("html", "print", (n,)) if n < self.profile.news else None
+            return Route("html", "print", (n,)) if n < self.listing_size("news") else None
         if segs == ["user", "login"]:
             return Route("html", "login", ())
         if head in ("datasets", "stats") and len(segs) == 2 and segs[1].isdigit():
@@ -444,7 +530,7 @@ class Site:
         tag, n = code % 8, code // 8
         if tag == self._MC_RESOURCE:
             did, r = divmod(n, 8)
-            if did < self.total_datasets and r < len(self.resources(did)):
+            if self.dataset_exists(did) and r < len(self.resources(did)):
                 res = self.resources(did)[r]
                 if res.url == self.media_url(code):
                     return Route("target", "resource", (res,))
@@ -484,7 +570,7 @@ class Site:
             return None
         if segs[0] == "files" and len(segs) == 3 and segs[1].isdigit():
             did = int(segs[1])
-            if did < self.total_datasets:
+            if self.dataset_exists(did):
                 for res in self.resources(did):
                     if res.url == f"http://{DATA}{path}":
                         return Route("target", "resource", (res,))
@@ -495,7 +581,7 @@ class Site:
         if not m:
             return None
         did = int(m.group(1))
-        return did if did < self.total_datasets and self.code(did).lower() == code else None
+        return did if self.dataset_exists(did) and self.code(did).lower() == code else None
 
     def _resource(self, did: int, r: int) -> Resource | None:
         res = self.resources(did)
@@ -510,7 +596,7 @@ class Site:
             return self._item_route("publications", segs, "publication")
         if segs[:3] == ["sites", "default", "files"] and len(segs) == 5:
             m = re.match(r"(\d+)-", segs[4])
-            if m and int(m.group(1)) < self.profile.publications:
+            if m and int(m.group(1)) < self.listing_size("publications"):
                 for res in self.publication_files(int(m.group(1))):
                     if res.url == f"http://{PUB}{path}":
                         return Route("target", "resource", (res,))
@@ -574,13 +660,18 @@ class Site:
             return hostile.table(self, route)
         return None
 
-    def response(self, method: str, url: str, count: bool = True) -> Response:
+    def response(self, method: str, url: str, count: bool = True,
+                 conditions: Mapping[str, str] | None = None) -> Response:
         """The response to ``method`` (GET or HEAD) on the absolute ``url``.
 
-        ``count=False`` leaves the per-URL state (the 429 storm counters) untouched.
+        ``count=False`` leaves the per-URL state (the 429 storm counters) untouched; ``conditions`` are the
+        request's If-None-Match / If-Modified-Since headers (a match gets 304 with no body).
         """
         route = self.route(url)
         resp = self._respond(route, url, count)
+        if conditions and resp.status == 200 and epochs.not_modified(resp.headers, conditions):
+            kept = {k: v for k, v in resp.headers.items() if k in ("ETag", "Last-Modified")}
+            return Response(304, {**kept, "Content-Length": "0"}, [])
         if method.upper() == "HEAD":
             return Response(resp.status, resp.headers, [])
         return resp
@@ -608,7 +699,8 @@ class Site:
         if h == "resource":
             res: Resource = route.args[0]
             body = self.resource_body(res)
-            headers = {"Content-Type": res.mime, "Content-Length": str(len(body))}
+            headers = {"Content-Type": res.mime, "Content-Length": str(len(body)),
+                       **epochs.validator_headers(self, res.table_key, self.file_state(res))}
             if res.mime == "application/octet-stream" or "/media/" in res.url:
                 headers["Content-Disposition"] = f'attachment; filename="{res.filename}"'
             return Response(200, headers, [body])
@@ -625,6 +717,8 @@ class Site:
                             [files.mp4_bytes(size)])
         if h == "legacy":
             return _redirect(301, self.dataset_url(route.args[0]))
+        if h == "moved":
+            return _redirect(301, route.args[0])
         if h == "short":
             return _redirect(302, self.legacy_dataset_url(route.args[0]))
         if h == "language":
@@ -641,7 +735,9 @@ class Site:
         built = pages.render(self, url, route)
         if built is None:
             return _error(404)
-        return _html_response(built.html())
+        resp = _html_response(built.html())
+        resp.headers["ETag"] = epochs.html_etag(next(iter(resp.body)))
+        return resp
 
     # ------------------------------------------------------------------ ground truth
     def _ground_truth(self) -> _Truth:
@@ -668,6 +764,10 @@ class Site:
     def depth(self, url: str) -> int | None:
         """Shortest number of link clicks from the start page (redirect hops are free), if reachable."""
         return self._ground_truth().depth.get(url)
+
+    def changes(self, since: int) -> dict[str, str]:
+        """Reachable target URL → new / changed / moved / unchanged / gone since epoch ``since``."""
+        return epochs.changes(self, since)
 
     def stats(self) -> dict[str, object]:
         """Counts by kind of the reachable URLs, and target depth statistics."""
@@ -768,6 +868,8 @@ def _explore(site: Site) -> _Truth:
     return _Truth(count, _Targets(site, targets), depth, by_kind, html_to_target)
 
 
-def build_site(profile: str | Profile = "tiny", seed: int = 0, crawl_delay: float | None = None) -> Site:
-    """The site of ``profile`` (a registered name, ``random-<seed>``, or a Profile) and ``seed``."""
-    return Site(get_profile(profile), seed, crawl_delay)
+def build_site(profile: str | Profile = "tiny", seed: int = 0, crawl_delay: float | None = None,
+               epoch: int = 0) -> Site:
+    """The site of ``profile`` (a registered name, ``random-<seed>``, or a Profile) and ``seed``, as it is
+    ``epoch`` periods after its first state."""
+    return Site(get_profile(profile), seed, crawl_delay, epoch)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -56,6 +57,23 @@ class Policy:
 
     def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
         raise NotImplementedError
+
+    #: Arrays of ``arrays()`` that hold the frontier (link ids of this run's link table), each emptied
+    #: ("ids") or zeroed ("counts") in ``model_arrays``. A policy that keeps its frontier elsewhere leaves
+    #: it empty, and then cannot carry what it learned into the next run of the site.
+    frontier_arrays: ClassVar[dict[str, str]] = {}
+
+    @property
+    def warm_startable(self) -> bool:
+        return bool(self.frontier_arrays)
+
+    def model_arrays(self) -> dict[str, np.ndarray]:
+        """``arrays()`` without the frontier: what the policy learned, for the next run of the site (whose
+        link table starts empty), restored with ``restore(state(), model_arrays())``."""
+        out = dict(self.arrays())
+        for name, kind in self.frontier_arrays.items():
+            out[name] = np.zeros(0 if kind == "ids" else len(out[name]), dtype=out[name].dtype)
+        return out
 
     def describe(self) -> dict:
         """Figures for reports: whatever the policy can say about what it learnt."""

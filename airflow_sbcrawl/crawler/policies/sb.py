@@ -7,6 +7,7 @@ import re
 from array import array
 from collections.abc import Sequence
 from itertools import groupby
+from typing import ClassVar
 
 import numpy as np
 
@@ -23,6 +24,7 @@ class SleepingBanditPolicy(Policy):
     a uniformly random link of the chosen action crawled next."""
 
     classifies_links = True
+    frontier_arrays: ClassVar[dict[str, str]] = {"bucket_ids": "ids", "bucket_lengths": "counts"}
 
     def __init__(self, config: CrawlConfig, rng: np.random.Generator, name: str = "sb-classifier") -> None:
         self.name = name
@@ -145,6 +147,9 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     a template, each link waits at a level given by the credit of the page it was found on, and a random
     link of the highest level goes first. The exploration bonus is scaled by rho, so alpha means the same
     whatever the scale of the credit."""
+
+    frontier_arrays: ClassVar[dict[str, str]] = {
+        "action_sizes": "counts", "sub_lengths": "counts", "sub_ids": "ids", "sub_levels": "ids"}
 
     def __init__(self, config: CrawlConfig, rng: np.random.Generator, name: str = "sb-classifier") -> None:
         super().__init__(config, rng, name)

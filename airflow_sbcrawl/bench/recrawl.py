@@ -1,0 +1,131 @@
+"""``sbcrawl bench recrawl``: what a warm, incremental crawl saves over a cold one when a site changed.
+
+Per profile: epoch N-1 (``--epoch N``, default 1) is crawled cold (that run leaves the site memory);
+epoch N is then crawled (a) cold, with no memory, and (b) warm, from that memory. Both are measured on
+the simulator's log against its truth (``Site.changes``): requests until 90 % of the new and changed files
+were served, body bytes downloaded, and how many unchanged files were downloaded again (with and without a
+validator).
+The line per profile ends with ``warm/cold <ratio>``: requests to 90 % of new+changed, warm over cold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from airflow_sbcrawl.bench.runner import proxied
+from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
+from airflow_sbcrawl.sim.server import SimServer
+from airflow_sbcrawl.sim.site import Site, build_site
+
+DEFAULT_PROFILES = ("tiny", "small", "deep")
+# Share of the new and changed files the request count is measured at.
+REACH = 0.9
+
+
+@dataclass
+class RecrawlRun:
+    requests: int  # requests of the whole run
+    requests_to_reach: float  # requests until REACH of the new+changed files were served (inf: never)
+    found: int  # new+changed files served
+    body_bytes: int
+    unchanged_downloads: int  # unchanged or moved files whose body was served again
+    unchanged_downloads_with_validator: int
+    not_modified: int  # 304 answers
+    changes: dict[str, int]  # what the crawler's manifest says
+
+
+def measure(site: Site, log: list, truth: dict[str, str], summary_changes: dict[str, int]) -> RecrawlRun:
+    wanted = {u for u, s in truth.items() if s in ("new", "changed")}
+    need = math.ceil(REACH * len(wanted))
+    served: set[str] = set()
+    reach = math.inf
+    again = again_validated = 0
+    for i, entry in enumerate(log, 1):
+        if entry.method != "GET" or entry.status != 200:
+            continue
+        if entry.url in wanted and entry.url not in served:
+            served.add(entry.url)
+            if len(served) >= need and reach == math.inf:
+                reach = i
+        elif truth.get(entry.url) in ("unchanged", "moved"):
+            again += 1
+            headers = site.response("HEAD", entry.url, count=False).headers
+            again_validated += bool({"ETag", "Last-Modified"} & set(headers))
+    return RecrawlRun(len(log), reach, len(served), sum(e.bytes_sent for e in log), again, again_validated,
+                      sum(e.status == 304 for e in log), summary_changes)
+
+
+def crawl(site: Site, out: Path, max_requests: int, warm: bool, seed: int) -> tuple[list, dict[str, int]]:
+    config = CrawlConfig(start_url=site.start_url, seed=seed, delay=0.0, max_requests=max_requests,
+                         early_stopping=False, checkpoint_every_pages=10**9)
+    with SimServer(site) as server, proxied(server):
+        crawler = Crawler(config, LocalSink(out), LocalStateStore(out / "state"), tmp_dir=str(out),
+                          memory=LocalStateStore(out / "memory"), warm_start=warm)
+        summary = crawler.run()
+        return server.log, summary.changes
+
+
+def bench_profile(profile: str, seed: int, budget_factor: float, epoch: int = 1) -> dict:
+    before, after = build_site(profile, seed, epoch=epoch - 1), build_site(profile, seed, epoch=epoch)
+    truth = after.changes(epoch - 1)
+    max_requests = int(budget_factor * max(before.url_count, after.url_count))
+    with tempfile.TemporaryDirectory(prefix="sbcrawl-recrawl-") as tmp:
+        warm_dir, cold_dir = Path(tmp, "warm"), Path(tmp, "cold")
+        t0 = time.monotonic()
+        crawl(before, warm_dir, max_requests, warm=True, seed=seed)  # no memory yet: a cold first run
+        log, changes = crawl(after, cold_dir, max_requests, warm=True, seed=seed)
+        cold = measure(after, log, truth, changes)
+        log, changes = crawl(after, warm_dir, max_requests, warm=True, seed=seed)
+        warm = measure(after, log, truth, changes)
+        elapsed = time.monotonic() - t0
+    counts = {s: sum(v == s for v in truth.values()) for s in ("new", "changed", "moved", "unchanged", "gone")}
+    return {"profile": profile, "seed": seed, "epoch": epoch, "truth": counts, "max_requests": max_requests,
+            "cold": asdict(cold), "warm": asdict(warm), "ratio": warm.requests_to_reach / cold.requests_to_reach,
+            "elapsed_s": round(elapsed, 1)}
+
+
+def format_line(r: dict) -> str:
+    cold, warm = r["cold"], r["warm"]
+    t = r["truth"]
+
+    def reach(x: float) -> str:
+        return "never" if x == math.inf else f"{x:,.0f}"
+
+    return (f"{r['profile']:>6}: truth new {t['new']} changed {t['changed']} moved {t['moved']} gone {t['gone']} | "
+            f"requests to 90% of new+changed cold {reach(cold['requests_to_reach'])} warm "
+            f"{reach(warm['requests_to_reach'])} | body MB cold {cold['body_bytes'] / 1e6:.2f} warm "
+            f"{warm['body_bytes'] / 1e6:.2f} | unchanged downloaded again cold {cold['unchanged_downloads']} warm "
+            f"{warm['unchanged_downloads']} (with validator {warm['unchanged_downloads_with_validator']}) | "
+            f"warm 304s {warm['not_modified']} | warm manifest {warm['changes']} | warm/cold {r['ratio']:.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="sbcrawl bench recrawl", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profiles", nargs="+", default=list(DEFAULT_PROFILES))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--budget", type=float, default=1.5,
+                        help="request budget of every crawl, as a multiple of the site's URL count")
+    parser.add_argument("--epoch", type=int, default=1,
+                        help="crawl the site at this epoch, warm from a crawl of the epoch before (>= 1)")
+    parser.add_argument("--json", type=Path, help="also write the results to this file")
+    args = parser.parse_args(argv)
+    if args.epoch < 1:
+        parser.error(f"--epoch must be 1 or more, not {args.epoch}")
+    results = []
+    for profile in args.profiles:
+        with contextlib.redirect_stdout(sys.stderr):
+            result = bench_profile(profile, args.seed, args.budget, args.epoch)
+        results.append(result)
+        print(format_line(result), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2, default=str))
+    return 0

@@ -1,0 +1,172 @@
+"""Site memory: what one crawl of a site leaves for the next one (see DESIGN.md, "Site memory vs run state").
+
+Run state (checkpoints) belongs to one run and is disposable once it succeeded; the site memory belongs to
+the site and outlives runs: the learned model (the policy's and the URL classifier's own ``state()`` and
+``arrays()``), the datasets known so far with their validators, and the pages that led to them.
+
+It is stored through the same ``StateStore`` interface as checkpoints, in a store of its own (a folder or
+prefix next to the run state): each generation is a numbered set of files, ``memory.json``,
+``model.npz``, ``datasets.jsonl.gz`` and ``pages.jsonl.gz``, followed by ``MANIFEST.json`` with their
+sha256, so a torn write is detected and the previous generation used. JSON, numpy without pickle, gzip.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import logging
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
+
+import numpy as np
+
+from airflow_sbcrawl.crawler.state import StateStore
+
+log = logging.getLogger(__name__)
+
+FORMAT = "sbcrawl-site-memory"
+VERSION = 1
+FILES = ("memory.json", "model.npz", "datasets.jsonl.gz", "pages.jsonl.gz")
+KEEP = 2
+
+
+class SiteMemoryError(RuntimeError):
+    """A site memory that cannot be used (another format, version or site); never silently replaced."""
+
+
+@dataclass
+class KnownDataset:
+    """A target as the last run that saw it left it."""
+
+    url: str
+    final_url: str = ""
+    sha256: str = ""
+    etag: str = ""
+    last_modified: str = ""
+    mime: str = ""
+    size: int = 0
+    first_seen: str = ""
+    last_seen: str = ""
+    found_on: str = ""
+    tag_path: str = ""
+    depth: int = 0
+    filename: str = ""  # from Content-Disposition
+    contexts: list[str] = field(default_factory=list)  # hashes of the text around links to it (recrawl.py)
+
+    @property
+    def has_validator(self) -> bool:
+        return bool(self.etag or self.last_modified)
+
+
+@dataclass
+class KnownPage:
+    """A page on the way to known datasets; ``score`` is how many known datasets lie below it."""
+
+    url: str
+    parent: str = ""
+    depth: int = 0
+    tag_path: str = ""
+    score: int = 0
+    etag: str = ""
+    last_modified: str = ""
+    contexts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SiteMemory:
+    start_url: str
+    run_id: str = ""  # the run that wrote it: a run state of that run is a finished one
+    written_at: str = ""
+    runs: int = 0
+    # Settings the model was learned with; a crawl with other ones starts its model afresh.
+    model_config: dict = field(default_factory=dict)
+    model_state: dict = field(default_factory=dict)  # {"policy": policy.state(), "classifier": ...}
+    model_arrays: dict[str, np.ndarray] = field(default_factory=dict)  # "policy.<name>", "classifier.<name>"
+    datasets: dict[str, KnownDataset] = field(default_factory=dict)
+    pages: dict[str, KnownPage] = field(default_factory=dict)
+
+
+def encode(memory: SiteMemory) -> dict[str, bytes]:
+    head = {"format": FORMAT, "version": VERSION, "start_url": memory.start_url, "run_id": memory.run_id,
+            "written_at": memory.written_at or datetime.now(UTC).isoformat(timespec="seconds"),
+            "runs": memory.runs, "model_config": memory.model_config, "model_state": memory.model_state,
+            "datasets": len(memory.datasets), "pages": len(memory.pages)}
+    buf = io.BytesIO()
+    np.savez(buf, **memory.model_arrays)
+    files = {
+        "memory.json": json.dumps(head, sort_keys=True).encode(),
+        "model.npz": buf.getvalue(),
+        "datasets.jsonl.gz": _jsonl([asdict(d) for d in memory.datasets.values()]),
+        "pages.jsonl.gz": _jsonl([asdict(p) for p in memory.pages.values()]),
+    }
+    files["MANIFEST.json"] = json.dumps({n: hashlib.sha256(d).hexdigest() for n, d in files.items()}).encode()
+    return files
+
+
+def decode(files: dict[str, bytes]) -> SiteMemory:
+    head = json.loads(files["memory.json"])
+    if head.get("format") != FORMAT:
+        raise SiteMemoryError(f"not an airflow-sbcrawl site memory (format {head.get('format')!r})")
+    if head.get("version") != VERSION:
+        raise SiteMemoryError(f"site memory version {head.get('version')} is not supported (expects {VERSION})")
+    with np.load(io.BytesIO(files["model.npz"]), allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    return SiteMemory(
+        start_url=head["start_url"], run_id=head["run_id"], written_at=head["written_at"], runs=int(head["runs"]),
+        model_config=head["model_config"], model_state=head["model_state"], model_arrays=arrays,
+        datasets={d.url: d for d in _read_jsonl(files["datasets.jsonl.gz"], KnownDataset)},
+        pages={p.url: p for p in _read_jsonl(files["pages.jsonl.gz"], KnownPage)},
+    )
+
+
+def save(store: StateStore, memory: SiteMemory) -> int:
+    """Write a new generation atomically (the store's ``write``), keep the last ``KEEP``; returns its number."""
+    seq = (store.checkpoints() or [0])[-1] + 1
+    store.write(seq, encode(memory))
+    for old in store.checkpoints()[:-KEEP]:
+        store.delete(old)
+    return seq
+
+
+def load(store: StateStore, start_url: str) -> SiteMemory | None:
+    """The newest intact generation, None when there is none; a memory of another site is an error."""
+    problems = []
+    for seq in reversed(store.checkpoints()):
+        try:
+            manifest = json.loads(store.read(seq, "MANIFEST.json"))
+            files = {}
+            for name in FILES:
+                data = store.read(seq, name)
+                if hashlib.sha256(data).hexdigest() != manifest.get(name):
+                    raise ValueError(f"{name} does not match its checksum")
+                files[name] = data
+            memory = decode(files)
+        except SiteMemoryError as exc:
+            raise SiteMemoryError(f"site memory {seq} in {store.describe()}: {exc}") from exc
+        except (OSError, ValueError, KeyError, TypeError, EOFError, gzip.BadGzipFile) as exc:
+            problems.append(f"generation {seq}: {type(exc).__name__}: {exc}")
+            log.warning("skipping site memory %s", problems[-1])
+            continue
+        if memory.start_url != start_url:
+            raise SiteMemoryError(f"the site memory in {store.describe()} is of {memory.start_url}, not {start_url}")
+        return memory
+    if problems:
+        log.warning("no intact site memory in %s (%s): crawling cold", store.describe(), "; ".join(problems))
+    return None
+
+
+def _jsonl(rows: list[dict]) -> bytes:
+    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
+    return gzip.compress(text.encode(), compresslevel=6, mtime=0)
+
+
+def _read_jsonl(data: bytes, cls: type) -> list:
+    known = {f.name for f in fields(cls)}
+    out = []
+    for line in gzip.decompress(data).decode().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            out.append(cls(**{k: v for k, v in row.items() if k in known}))
+    return out

@@ -1,0 +1,475 @@
+"""Incremental recrawl: what a crawl does differently when it starts from a site memory.
+
+A warm crawl knows the datasets of the last run (with their validators) and the pages that led to them.
+It then spends its requests in this order:
+
+1. **Revisits of hubs**: the pages above the pages that link datasets (home, catalogue and listing
+   pages), shallowest first, with conditional requests when the page gave a validator (a 304: not
+   changed, its links are not read again). New links found there (a new dataset on a catalogue's first
+   page, a new article in a news listing) go to the policy.
+2. **What changed, as the pages show it**: the memory keeps, for every known page and dataset, a hash of
+   the text around each link to it (the list item or table row: title, date, size, file links). When a
+   page read again shows a link to a known page or dataset in a context the memory does not know ("last
+   modified" moved on, a file was added), that page is revisited or that dataset checked right away;
+   known datasets the page listed last time and lists no more are checked too (moved or removed). Checks
+   are conditional GETs (If-None-Match / If-Modified-Since; a 304 is one request and no body), done
+   before the page's new links, so a file that moved is recognised at its old URL by its validators.
+3. **The rest, to be sure**: the other pages that link datasets, then conditional checks of the datasets
+   not checked yet (those whose server gives no validator last, as they cost a download).
+4. **Exploration** by the policy, restored with its learned model, of the links that are new.
+
+Revisits and checks take at most ``RECRAWL_SHARE`` of the request budget; every few of them the policy
+takes a turn on the new links found so far. Each known dataset ends the run ``new``, ``changed``,
+``unchanged`` or ``gone`` (404/410); those not reached within the share stay as they were in the memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections import Counter, deque
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import lxml.etree
+import lxml.html
+
+from airflow_sbcrawl.crawler.memory import KnownDataset, KnownPage, SiteMemory
+from airflow_sbcrawl.crawler.urls import resolve
+
+if TYPE_CHECKING:
+    from airflow_sbcrawl.crawler.engine import Crawler
+    from airflow_sbcrawl.crawler.fetch import Response
+    from airflow_sbcrawl.crawler.policies import NewLink
+
+log = logging.getLogger(__name__)
+
+STATUSES = ("new", "changed", "unchanged", "gone")
+#: Share of the request budget that revisits and checks may take; the rest explores for what is unknown.
+RECRAWL_SHARE = 0.6
+# The policy takes one turn on new links after this many revisits or checks.
+_POLICY_EVERY = 6
+# Contexts of a link kept per known page or dataset (the places it is listed, over the last runs).
+_MAX_CONTEXTS = 8
+# The element whose text and links are a link's context: the outermost of these around it (a catalogue
+# row, not the file badge inside it), else its parent.
+_CONTAINERS = frozenset({"li", "tr", "dd", "article"})
+# A new link placed as at least this many known pages were (a new row of a catalogue) is visited early.
+_PATH_SUPPORT = 2
+_ID = re.compile(r"#[^ .]*|\d+")
+# Settings the learned model depends on: another value and the model is learned afresh.
+MODEL_KEYS = ("policy", "ngram", "dim_log2", "hash_width", "hash_prime", "theta", "tagpath_ignore_digits",
+              "batch_size")
+_GONE = (404, 410)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def link_contexts(body: bytes, page_url: str, encoding: str | None = None,
+                  max_links: int = 10_000) -> dict[str, set[str]]:
+    """Link URL → hashes of its contexts on the page: the text and link targets of the list item, table
+    row or article around it (a catalogue row with its date and file links), else of its parent element.
+    Only the first ``max_links`` links are read, as for link extraction; each element's text length is
+    measured once, so a page of many links under one parent costs linear, not quadratic, time."""
+    if not body.strip():
+        return {}
+    try:
+        root = lxml.html.document_fromstring(body, parser=lxml.html.HTMLParser(encoding=encoding, recover=True,
+                                                                              no_network=True))
+    except (lxml.etree.ParserError, ValueError, LookupError, lxml.etree.XMLSyntaxError):
+        return {}
+    hashes: dict[lxml.etree._Element, str] = {}
+    lengths: dict[lxml.etree._Element, int] = {}
+
+    def text_length(element: lxml.etree._Element) -> int:
+        n = lengths.get(element)
+        if n is None:
+            n = lengths[element] = len(element.text_content().strip())
+        return n
+
+    out: dict[str, set[str]] = {}
+    for i, el in enumerate(root.iter("a")):
+        if i >= max_links:
+            break
+        href = el.get("href")
+        url = resolve(page_url, href) if href else None
+        if url is None:
+            continue
+        box = None
+        for anc in el.iterancestors():
+            if anc.tag in _CONTAINERS:
+                box = anc
+        if box is None:  # the smallest element around the link that says more than the link itself
+            own = text_length(el)
+            box = el
+            while box.getparent() is not None and text_length(box) <= own:
+                box = box.getparent()
+        h = hashes.get(box)
+        if h is None:
+            text = " ".join(box.text_content().split())
+            targets = " ".join(sorted(a.get("href", "") for a in box.iter("a")))
+            h = hashes[box] = hashlib.blake2b(f"{text}\n{targets}".encode(), digest_size=6).hexdigest()
+        out.setdefault(url, set()).add(h)
+    return out
+
+
+class Recrawl:
+    """The memory side of one crawl: seeds a warm start, orders revisits and checks, answers which
+    validators to send, classifies what the known datasets turned out to be, and builds the memory the
+    run leaves behind."""
+
+    def __init__(self, memory: SiteMemory | None, max_requests: int, share: float = RECRAWL_SHARE,
+                 previous: SiteMemory | None = None, max_links: int = 10_000) -> None:
+        self.memory = memory  # None: a cold crawl (it still leaves a memory behind)
+        # What the memory this run leaves builds on: the warm start's, or the one a cold run ignored.
+        self.previous = memory if memory is not None else previous
+        self.allowance = int(share * max_requests)
+        self.max_links = max_links  # links read per page for their contexts, as for link extraction
+        self.spent = 0  # revisits and checks handed out
+        self.known: dict[int, KnownDataset] = {}  # link id -> what the memory knows of that dataset
+        self.status: dict[str, str] = {}  # dataset URL (as the memory names it) -> status this run
+        self.page_validators: dict[str, tuple[str, str]] = {}
+        self.unchanged_pages: set[str] = set()
+        self.contexts: dict[str, set[str]] = {}  # link URL -> contexts seen this run
+        self._known_sha: set[str] = set()
+        self._by_page: dict[str, list[int]] = {}  # page URL -> known datasets first found there
+        self._memory_pages: set[int] = set()
+        self._urgent: deque[int] = deque()
+        self._claimed: deque[int] = deque()
+        self._unlisted: deque[int] = deque()
+        self._paths: set[str] = set()
+        self._hubs: deque[int] = deque()
+        self._leaves: deque[int] = deque()
+        self._checks: deque[int] = deque()
+        self._done: set[int] = set()
+        self._by_name: dict[str, list[int]] = {}  # file name -> known datasets of that name
+        self._borrowed: dict[int, int] = {}  # new link id -> the known dataset whose validators it was sent
+        self._handed = 0
+        self._links = None
+
+    @property
+    def warm(self) -> bool:
+        return self.memory is not None
+
+    # -- start -----------------------------------------------------------------------------------------
+    def seed(self, crawler: Crawler) -> None:
+        """Put the memory's pages and datasets into the crawl's link table and queue their revisits."""
+        self._links = crawler.links
+        if self.memory is None:
+            return
+        mem, links = self.memory, crawler.links
+        self._restore_model(crawler)
+        for page in sorted(mem.pages.values(), key=lambda p: p.depth):  # parents before children
+            if page.url not in links:
+                links.add(page.url, page.depth, links.ids.get(page.parent, -1), page.tag_path or None)
+        for d in mem.datasets.values():
+            if d.url in links:
+                continue
+            link_id = links.add(d.url, d.depth, links.ids.get(d.found_on, -1), d.tag_path or None)
+            self.known[link_id] = d
+            self._by_page.setdefault(d.found_on, []).append(link_id)
+            self._known_sha.add(d.sha256)
+            for name in {_basename(d.url), _basename(d.final_url), d.filename} - {""}:
+                self._by_name.setdefault(name, []).append(link_id)
+        self._memory_pages = {links.ids[url] for url in mem.pages}
+        self._paths = _productive_paths(mem)
+        parents = {p.parent for p in mem.pages.values()}
+        start = crawler.config.start_url
+        hubs = sorted((p for p in mem.pages.values() if p.url in parents and p.url != start),
+                      key=lambda p: (p.depth, -p.score))
+        leaves = sorted((p for p in mem.pages.values() if p.url not in parents and p.url != start),
+                        key=lambda p: -p.score)
+        self._hubs = deque(links.ids[p.url] for p in hubs)
+        self._leaves = deque(links.ids[p.url] for p in leaves)
+        # Known datasets with a validator are cheap to check (a 304); the others cost a download.
+        self._checks = deque(sorted(self.known, key=lambda i: not self.known[i].has_validator))
+        log.info("warm start from the memory of run %s: %d datasets, %d pages", mem.run_id, len(self.known),
+                 len(mem.pages))
+
+    def _restore_model(self, crawler: Crawler) -> None:
+        mem = self.memory
+        assert mem is not None
+        config = crawler.config.to_dict()
+        mine = {k: config[k] for k in MODEL_KEYS}
+        if mem.model_config != mine or not mem.model_state:
+            log.info("site memory model was learned with other settings: learning afresh")
+            return
+        if crawler.policy.warm_startable:
+            policy_arrays = {k.split(".", 1)[1]: v for k, v in mem.model_arrays.items() if k.startswith("policy.")}
+            crawler.policy.restore(mem.model_state["policy"], policy_arrays)
+        crawler.classifier.restore(mem.model_state["classifier"], mem.model_arrays.get("classifier.classifier_coef"))
+
+    # -- during the crawl ------------------------------------------------------------------------------
+    def next(self, policy_has_links: bool) -> int | None:
+        """The next revisit or check, or None when it is the policy's turn (or nothing is left)."""
+        while self._claimed:  # new pages placed like known ones: exploration, outside the allowance
+            link_id = self._claimed.popleft()
+            if link_id not in self._done:
+                self._done.add(link_id)
+                return link_id
+        if self.spent >= self.allowance:
+            return None
+        self._handed += 1
+        if policy_has_links and self._handed % (_POLICY_EVERY + 1) == 0:
+            return None
+        for queue in (self._urgent, self._hubs, self._unlisted, self._leaves, self._checks):
+            while queue:
+                link_id = queue.popleft()
+                if link_id in self._done or (link_id in self.known and self._url(link_id) in self.status):
+                    continue
+                if queue is self._unlisted and self._url(link_id) in self.contexts:
+                    continue  # listed on another page this run: checked with the other known files
+                self._done.add(link_id)
+                self.spent += 1
+                return link_id
+        return None
+
+    def page_read(self, url: str, body: bytes, encoding: str | None, headers: dict[str, str],
+                  record: bool) -> list[int]:
+        """A page was read (a 200): remember its validators and link contexts (``record``: a memory will be
+        written), queue the known pages it shows in a new context; returns the known datasets to check
+        before its links are followed (those in a new context, and those it listed last time but no more)."""
+        if record:
+            etag, modified = headers.get("etag", ""), headers.get("last-modified", "")
+            if etag or modified:
+                self.page_validators[url] = (etag, modified)
+        if not (record or self.warm):
+            return []
+        contexts = link_contexts(body, url, encoding, self.max_links)
+        if record:
+            for link, hashes in contexts.items():
+                self.contexts.setdefault(link, set()).update(hashes)
+        if not self.warm:
+            return []
+        checks = []
+        ids = self._links.ids
+        for link, hashes in contexts.items():
+            link_id = ids.get(link)
+            if link_id is None or link_id in self._done:
+                continue
+            before = self._memory_contexts(link_id)
+            if not before or hashes <= before:
+                continue
+            if link_id in self.known:
+                checks.append(link_id)
+            elif link_id in self._memory_pages:
+                self._urgent.append(link_id)
+        # Known files the page listed last time and no more: moved or removed, or just listed elsewhere now
+        # (a catalogue's rows shift as datasets are added). Checked after the hubs, unless seen linked again.
+        self._unlisted.extend(i for i in self._by_page.pop(url, ()) if self._url(i) not in contexts)
+        checks = [i for i in dict.fromkeys(checks) if self._url(i) not in self.status]
+        checks = checks[: max(0, self.allowance - self.spent)]
+        self._done.update(checks)
+        self.spent += len(checks)
+        return checks
+
+    def claim(self, pages: list[NewLink]) -> list[NewLink]:
+        """New links a page led to that sit where links to pages listing datasets sat (a new row in a
+        catalogue): visited before the policy's picks. Returns the others, for the policy."""
+        if not self._paths:
+            return pages
+        rest = []
+        for link in pages:
+            if _ID.sub("", link.tag_path) in self._paths:
+                self._claimed.append(link.id)
+            else:
+                rest.append(link)
+        return rest
+
+    def _memory_contexts(self, link_id: int) -> set[str]:
+        known = self.known.get(link_id)
+        if known is not None:
+            return set(known.contexts)
+        page = self.memory.pages.get(self._url(link_id)) if self.memory is not None else None
+        return set(page.contexts) if page is not None else set()
+
+    def is_known(self, link_id: int) -> bool:
+        return link_id in self.known
+
+    def conditions(self, link_id: int) -> dict[str, str] | None:
+        """Validators to send with the GET of a link (None for an unconditional GET)."""
+        if self.memory is None:
+            return None
+        known = self.known.get(link_id)
+        page = self.memory.pages.get(self._url(link_id)) if known is None else None
+        if known is None and page is None:
+            # A new URL with the file name of one known dataset not checked yet: that file may have moved
+            # here; its validators make the answer a 304 if so (and a download otherwise).
+            same = [i for i in self._by_name.get(_basename(self._url(link_id)), ())
+                    if self._url(i) not in self.status]
+            if len(same) != 1:
+                return None
+            self._borrowed[link_id] = same[0]
+            known = self.known[same[0]]
+        if known is not None:
+            etag, modified = known.etag, known.last_modified
+        else:
+            etag, modified = page.etag, page.last_modified
+        headers = {}
+        if etag:
+            headers["If-None-Match"] = etag
+        if modified:
+            headers["If-Modified-Since"] = modified
+        return headers or None
+
+    def known_for(self, link_id: int) -> int | None:
+        """The known dataset a 304 to this link speaks for: itself, or the one whose validators it was sent."""
+        if link_id in self.known:
+            return link_id
+        return self._borrowed.get(link_id)
+
+    def page_unchanged(self, url: str) -> None:
+        self.unchanged_pages.add(url)
+
+    def classify(self, link_id: int, resp: Response) -> str:
+        """new / changed / unchanged for a target response (a 304 is unchanged); records it."""
+        known = self.known.get(link_id)
+        if resp.kind == "unchanged":
+            status = "unchanged"
+        elif known is not None:
+            status = "unchanged" if resp.sha256 == known.sha256 else "changed"
+        else:
+            # A URL the memory does not know, with bytes it does: a file that moved, not a new one.
+            status = "unchanged" if resp.sha256 in self._known_sha else "new"
+        self.status[self._url(link_id)] = status
+        return status
+
+    def gone(self, link_id: int, resp: Response) -> bool:
+        """Whether a known dataset's answer says it was removed (404 or 410); records it."""
+        if link_id not in self.known or resp.status not in _GONE:
+            return False
+        self.status[self._url(link_id)] = "gone"
+        return True
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(STATUSES, 0)
+        for status in self.status.values():
+            out[status] += 1
+        return out
+
+    def _url(self, link_id: int) -> str:
+        return self._links.urls[link_id]
+
+    # -- checkpoints -----------------------------------------------------------------------------------
+    def state(self) -> dict:
+        return {
+            "spent": self.spent, "handed": self._handed, "status": self.status,
+            "page_validators": self.page_validators, "unchanged_pages": sorted(self.unchanged_pages),
+            "contexts": {k: sorted(v) for k, v in self.contexts.items()},
+            "urgent": list(self._urgent), "claimed": list(self._claimed), "unlisted": list(self._unlisted),
+            "paths": sorted(self._paths),
+            "hubs": list(self._hubs), "leaves": list(self._leaves),
+            "checks": list(self._checks), "done": sorted(self._done), "by_page": self._by_page,
+            "by_name": self._by_name, "borrowed": {str(k): v for k, v in self._borrowed.items()},
+        }
+
+    def restore(self, crawler: Crawler, state: dict) -> None:
+        """After a resume: the link table is the checkpoint's, which already holds the memory's links."""
+        self._links = crawler.links
+        if self.memory is not None:
+            ids = crawler.links.ids
+            self.known = {ids[d.url]: d for d in self.memory.datasets.values() if d.url in ids}
+            self._known_sha = {d.sha256 for d in self.memory.datasets.values()}
+            self._memory_pages = {ids[url] for url in self.memory.pages if url in ids}
+        self.spent, self._handed = int(state["spent"]), int(state["handed"])
+        self.status = dict(state["status"])
+        self.page_validators = {k: (v[0], v[1]) for k, v in state["page_validators"].items()}
+        self.unchanged_pages = set(state["unchanged_pages"])
+        self.contexts = {k: set(v) for k, v in state["contexts"].items()}
+        self._urgent, self._hubs = deque(state["urgent"]), deque(state["hubs"])
+        self._claimed, self._paths = deque(state["claimed"]), set(state["paths"])
+        self._unlisted = deque(state["unlisted"])
+        self._leaves, self._checks = deque(state["leaves"]), deque(state["checks"])
+        self._done = set(state["done"])
+        self._by_page = {k: list(v) for k, v in state["by_page"].items()}
+        self._by_name = {k: list(v) for k, v in state["by_name"].items()}
+        self._borrowed = {int(k): int(v) for k, v in state["borrowed"].items()}
+
+    # -- end -------------------------------------------------------------------------------------------
+    def build_memory(self, crawler: Crawler, rows: list[dict]) -> SiteMemory:
+        """The memory this run leaves: the previous one updated with this run's manifest ``rows``."""
+        now = _now()
+        previous = self.previous.datasets if self.previous is not None else {}
+        datasets = {url: d for url, d in previous.items() if self.status.get(url) != "gone"}
+        for row in rows:
+            status = row.get("status", "new")
+            if status == "gone":
+                continue
+            url, final = row["url"], row.get("final_url") or row["url"]
+            old = previous.get(url)
+            # A known file that now answers from elsewhere (it moved) is remembered where it is now.
+            key = final if old is not None and final != url else url
+            if key != url:
+                datasets.pop(url, None)
+            datasets[key] = KnownDataset(
+                url=key, final_url=final, sha256=row.get("sha256", ""), etag=row.get("etag", ""),
+                last_modified=row.get("last_modified", ""), mime=row.get("mime", ""), size=int(row.get("size", 0)),
+                first_seen=old.first_seen if old is not None else row.get("fetched_at", now),
+                last_seen=row.get("fetched_at", now), found_on=row.get("found_on", "") or (old.found_on if old else ""),
+                tag_path=row.get("tag_path", "") or (old.tag_path if old else ""), depth=int(row.get("depth", 0)),
+                filename=row.get("filename", "") or (old.filename if old else ""),
+                contexts=old.contexts if old is not None else [])
+        for d in datasets.values():
+            d.contexts = self._merged_contexts(d.url, d.contexts)
+        pages = self._pages(crawler, datasets)
+        config = crawler.config.to_dict()
+        policy_arrays = crawler.policy.model_arrays()  # without this run's frontier (ids of its links)
+        arrays = {**{f"policy.{k}": v for k, v in policy_arrays.items()},
+                  **{f"classifier.{k}": v for k, v in crawler.classifier.arrays().items()}}
+        return SiteMemory(
+            start_url=crawler.config.start_url, run_id=crawler.run_id, written_at=now,
+            runs=(self.previous.runs if self.previous is not None else 0) + 1,
+            model_config={k: config[k] for k in MODEL_KEYS},
+            model_state={"policy": crawler.policy.state(), "classifier": crawler.classifier.state()},
+            model_arrays=arrays, datasets=datasets, pages=pages)
+
+    def _merged_contexts(self, url: str, old: list[str]) -> list[str]:
+        seen = sorted(self.contexts.get(url, ()))
+        return list(dict.fromkeys([*seen, *old]))[:_MAX_CONTEXTS]
+
+    def _pages(self, crawler: Crawler, datasets: dict[str, KnownDataset]) -> dict[str, KnownPage]:
+        """Every page on the way from the start page to a known dataset, scored by the datasets below it."""
+        links = crawler.links
+        score: dict[int, int] = {}
+        for d in datasets.values():
+            link_id = links.ids.get(d.url, links.ids.get(d.final_url, -1))
+            parent = links.parent[link_id] if link_id >= 0 else links.ids.get(d.found_on, -1)
+            seen = set()
+            while parent >= 0 and parent not in seen:  # parents of redirect hops can loop back
+                seen.add(parent)
+                score[parent] = score.get(parent, 0) + 1
+                parent = links.parent[parent]
+        previous = self.previous.pages if self.previous is not None else {}
+        pages = {}
+        for link_id, n in score.items():
+            url = links.urls[link_id]
+            old = previous.get(url)
+            if url in self.page_validators:
+                etag, modified = self.page_validators[url]
+            elif url in self.unchanged_pages and old is not None:
+                etag, modified = old.etag, old.last_modified
+            else:
+                etag, modified = "", ""
+            parent = links.parent[link_id]
+            pages[url] = KnownPage(url=url, parent=links.urls[parent] if parent >= 0 else "",
+                                   depth=links.depth[link_id], tag_path=links.tag_path(link_id), score=n,
+                                   etag=etag, last_modified=modified,
+                                   contexts=self._merged_contexts(url, old.contexts if old is not None else []))
+        return pages
+
+
+def _productive_paths(memory: SiteMemory) -> set[str]:
+    """Tag paths (ids and numbers left out) of the links to pages that link datasets themselves (not to
+    hubs: those include pagers and facets, endless on some sites), where several such links were."""
+    parents = {p.parent for p in memory.pages.values()}
+    counts = Counter(_ID.sub("", p.tag_path) for p in memory.pages.values() if p.tag_path and p.url not in parents)
+    return {path for path, n in counts.items() if n >= _PATH_SUPPORT}
+
+
+def _basename(url: str) -> str:
+    """The last path segment of a URL when it names a file (has an extension), else ""."""
+    name = url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    return name if "." in name else ""

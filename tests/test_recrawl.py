@@ -1,0 +1,205 @@
+"""Scheduled recrawls: a crawl of a site it has seen before starts from the site memory, checks what it
+knows with conditional requests, and stores only what is new or changed; checked against the simulator's
+truth between two epochs, counting requests on the server's own log."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from airflow_sbcrawl import cli
+from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore, StateExists
+from airflow_sbcrawl.crawler import memory as site_memory
+from airflow_sbcrawl.crawler.budget import Budget
+from airflow_sbcrawl.crawler.fetch import Fetcher
+from airflow_sbcrawl.sim import build_site, get_profile
+
+# The tiny site with more happening between two epochs than real sites see: every kind of change occurs.
+CHANGING = get_profile("tiny").with_(name="tiny-changing", datasets_per_section=(6, 10), new_dataset_share=0.2,
+                                     update_share=0.25, remove_share=0.08, move_share=0.08)
+
+FAST = {"delay": 0.0, "early_stopping": False, "checkpoint_every_pages": 25}
+
+
+def crawler(site, out: Path, warm: bool = True, **options) -> Crawler:
+    # Enough for every reachable URL of these sites (~200) and a little of their endless calendar and facets.
+    config = CrawlConfig(site.start_url, **{**FAST, "max_requests": 500, **options})
+    return Crawler(config, LocalSink(out), LocalStateStore(out / "state"), memory=LocalStateStore(out / "memory"),
+                   warm_start=warm, tmp_dir=str(out))
+
+
+def rows_of(out: Path, run_id: str) -> list[dict]:
+    rows = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+    return [r for r in rows if r["run_id"] == run_id]
+
+
+@pytest.fixture
+def two_epochs(sim_server, sim_proxy_env, tmp_path):
+    """The site crawled at epoch 0 into tmp_path; returns (folder, first summary, epoch-1 server)."""
+    before = sim_server(build_site(CHANGING, epoch=0))
+    sim_proxy_env(before)
+    first = crawler(before.site, tmp_path).run()
+    after = sim_server(build_site(CHANGING, epoch=1))
+    assert all(Counter(after.site.changes(0).values())[s] for s in ("new", "changed", "moved", "gone"))
+    sim_proxy_env(after)
+    return tmp_path, first, after
+
+
+def test_first_crawl_leaves_a_memory_of_every_dataset(two_epochs):
+    out, first, _ = two_epochs
+    assert first.warm_from == "" and first.changes["new"] == first.targets > 0
+    memory = site_memory.load(LocalStateStore(out / "memory"), first.start_url)
+    assert memory is not None and memory.run_id == first.run_id
+    assert set(memory.datasets) == {r["url"] for r in rows_of(out, first.run_id)}
+    assert sum(bool(d.etag or d.last_modified) for d in memory.datasets.values()) > 0.7 * len(memory.datasets)
+    assert memory.pages and all(p.score > 0 for p in memory.pages.values())
+    assert memory.model_state["policy"] and "policy.centroids" in memory.model_arrays
+
+
+def test_warm_recrawl_stores_exactly_what_is_new_or_changed(two_epochs):
+    out, first, server = two_epochs
+    site = server.site
+    truth = site.changes(0)
+    objects_before = {p.name for p in (out / "objects").iterdir()}
+    summary = crawler(site, out).run()  # same folder, no flag: incremental
+    assert summary.warm_from == first.run_id and summary.resumed_from is None
+    rows = rows_of(out, summary.run_id)
+    assert len({r["url"] for r in rows}) == len(rows)
+    by_url = {**{r["final_url"]: r for r in rows}, **{r["url"]: r for r in rows}}  # a moved file: either URL
+    for url, status in truth.items():
+        if status in ("new", "changed"):
+            assert by_url[url]["status"] == status, url
+        elif status == "gone":
+            assert by_url[url]["status"] == "gone", url
+        elif status == "unchanged":
+            assert by_url[url]["status"] == "unchanged", url
+    moved = {url for url, status in truth.items() if status == "moved"}
+    assert moved <= {r["final_url"] for r in rows if r["status"] == "unchanged"}
+    counts = Counter(truth.values())
+    assert summary.changes == {"new": counts["new"], "changed": counts["changed"],
+                               "unchanged": counts["unchanged"] + counts["moved"], "gone": counts["gone"]}
+    # Only new and changed bytes were stored.
+    added = {p.name for p in (out / "objects").iterdir()} - objects_before
+    assert added == {r["sha256"] for r in rows if r["status"] in ("new", "changed")}
+    # No unchanged file whose server gives a validator was downloaded again: a 304 each.
+    log = server.log
+    validated = {u for u, s in truth.items() if s in ("unchanged", "moved")
+                 and {"ETag", "Last-Modified"} & set(site.response("HEAD", u, count=False).headers)}
+    again = [e.url for e in log if e.method == "GET" and e.status == 200 and e.url in validated]
+    assert again == []
+    assert sum(e.status == 304 for e in log) >= len(validated)
+
+
+def test_warm_recrawl_finds_what_changed_with_fewer_requests_than_a_cold_one(two_epochs, tmp_path_factory):
+    out, _, server = two_epochs
+    truth = server.site.changes(0)
+    wanted = {u for u, s in truth.items() if s in ("new", "changed")}
+
+    def requests_to_find_all(log) -> int:
+        seen: set[str] = set()
+        for i, e in enumerate(log, 1):
+            if e.status == 200 and e.url in wanted:
+                seen.add(e.url)
+                if seen == wanted:
+                    return i
+        return 10**9
+
+    crawler(server.site, out).run()
+    warm = requests_to_find_all(server.log)
+    server.reset_log()
+    crawler(server.site, tmp_path_factory.mktemp("cold")).run()
+    cold = requests_to_find_all(server.log)
+    assert warm < 0.8 * cold < 10**9
+
+
+def test_memory_survives_a_second_incremental_run_and_cold_opts_out(sim_server, sim_proxy_env, tmp_path):
+    srv = sim_server(build_site("tiny", epoch=1))
+    sim_proxy_env(srv)
+    first = crawler(srv.site, tmp_path).run()
+    second = crawler(srv.site, tmp_path).run()  # nothing changed in between
+    assert second.warm_from == first.run_id
+    assert second.changes["new"] == second.changes["changed"] == second.changes["gone"] == 0
+    assert second.changes["unchanged"] == first.changes["new"]
+    cold = crawler(srv.site, tmp_path, warm=False).run()
+    assert cold.warm_from == "" and cold.changes["unchanged"] == 0
+    # a cold run ignores the memory but does not lose it: the next warm run still knows every dataset
+    memory = site_memory.load(LocalStateStore(tmp_path / "memory"), srv.site.start_url)
+    assert memory.run_id == cold.run_id and len(memory.datasets) == first.changes["new"]
+
+
+def test_an_interrupted_warm_run_resumes_with_its_recrawl_state(two_epochs):
+    out, _, server = two_epochs
+    site = server.site
+    truth = site.changes(0)
+    c = crawler(site, out)
+    c.on_progress = lambda p: c.request_stop("test stop") if p.requests >= 40 else None
+    stopped = c.run()
+    assert stopped.stop_reason == "test stop" and stopped.warm_from
+    with pytest.raises(StateExists):  # unfinished (no memory of it): not silently restarted
+        crawler(site, out).run()
+    resumed = crawler(site, out).run(resume=True)
+    assert resumed.run_id == stopped.run_id and resumed.warm_from == stopped.warm_from
+    rows = rows_of(out, resumed.run_id)
+    assert len({r["url"] for r in rows}) == len(rows)  # nothing listed twice across the resume
+    statuses = {**{r["final_url"]: r["status"] for r in rows}, **{r["url"]: r["status"] for r in rows}}
+    for url, status in truth.items():
+        if status in ("new", "changed", "gone"):
+            assert statuses.get(url) == status, url
+
+
+def test_fetcher_sends_validators_and_reads_a_304_as_unchanged(sim_server, sim_proxy_env):
+    srv = sim_server(build_site("tiny", epoch=1))
+    sim_proxy_env(srv)
+    url = next(u for u in srv.site.targets if "ETag" in srv.site.response("HEAD", u).headers)
+    config = CrawlConfig(srv.site.start_url, delay=0.0)
+    fetcher = Fetcher(config, Budget(10, 10**9))
+    try:
+        full = fetcher.fetch(url)
+        again = fetcher.fetch(url, headers={"If-None-Match": full.headers["etag"]})
+    finally:
+        fetcher.close()
+        full.discard()
+    assert full.kind == "target" and again.kind == "unchanged" and again.path is None and again.size == 0
+    assert srv.log[-1].status == 304 and srv.log[-1].bytes_sent == 0
+
+
+def test_site_memory_is_checked_and_never_unpickled(tmp_path):
+    store = LocalStateStore(tmp_path)
+    known = site_memory.KnownDataset("http://x/a.csv", sha256="ab")
+    memory = site_memory.SiteMemory(start_url="http://www.stats.example/", run_id="r1",
+                                    datasets={known.url: known})
+    assert site_memory.save(store, memory) == 1
+    assert site_memory.save(store, memory) == 2
+    loaded = site_memory.load(store, "http://www.stats.example/")
+    assert loaded is not None and loaded.datasets["http://x/a.csv"].sha256 == "ab"
+    # A torn newest generation: the previous one is used.
+    (tmp_path / "ckpt-00000002" / "datasets.jsonl.gz").write_bytes(b"torn")
+    assert site_memory.load(store, "http://www.stats.example/").run_id == "r1"
+    with pytest.raises(site_memory.SiteMemoryError, match=r"not http://www\.other\.example/"):
+        site_memory.load(store, "http://www.other.example/")
+    # An object array (what np.load would need pickle for) is refused, not loaded.
+    files = site_memory.encode(memory)
+    buf = io.BytesIO()
+    np.savez(buf, evil=np.array([{"a": 1}], dtype=object))
+    files["model.npz"] = buf.getvalue()
+    with pytest.raises(ValueError):
+        site_memory.decode(files)
+
+
+def test_cli_crawls_a_finished_folder_incrementally(tiny_server, sim_proxy_env, tmp_path, capsys):
+    sim_proxy_env(tiny_server)
+    base = ["crawl", tiny_server.site.start_url, "--out", str(tmp_path), "--delay", "0", "--quiet", "--no-report",
+            "--max-requests", "400"]
+    assert cli.main(base) == 0
+    first = capsys.readouterr().out
+    assert "incremental" not in first and "datasets           new:" in first
+    assert cli.main(base) == 0
+    second = capsys.readouterr().out
+    assert "incremental, from the site memory of run" in second and "new: 0, changed: 0" in second
+    assert cli.main([*base, "--cold"]) == 0
+    assert "incremental" not in capsys.readouterr().out
