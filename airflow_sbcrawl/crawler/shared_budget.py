@@ -1,0 +1,74 @@
+"""One request budget shared by the crawls of several sites, allocated in rounds by a bandit over sites.
+
+An Anthelion-style use for our users (issue 13): when one DAG crawls many provider sites, equal shares give
+a poor site as many requests as a rich one, and what a site that stops early leaves is lost. Here the
+budget goes out in rounds: each round is cut into chunks, and each chunk goes to the site with the highest
+UCB index, its recent yield (new datasets per request in its last round, relative to the best site's) plus
+an exploration bonus that shrinks with the requests it already had. Sites whose crawl ended on its own
+(frontier exhausted, early stop) get nothing more, so their leftover goes to the others.
+
+The plan is a pure function of the progress so far, so a DAG can call it between rounds with what the
+crawls reported (requests spent, datasets stored, finished or not) and nothing else to persist: each site's
+next crawl resumes from its checkpoint with the returned cap as its (cumulative) ``max_requests``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+
+
+def next_caps(total: int, history: Mapping[str, Sequence[tuple[int, int]]], finished: Collection[str] = (),
+              round_requests: int = 1000, chunk: int = 50, exploration: float = 1.0) -> dict[str, int]:
+    """The cumulative request cap of each site for the next round; sites absent from the answer are not
+    crawled in it. An empty answer means the budget is spent or every site has finished.
+
+    ``history[site]`` lists the site's cumulative ``(requests, datasets)`` after each round so far (empty
+    before its first round). A site never crawled gets an equal share of the round first (warm-up)."""
+    if total < 0 or round_requests <= 0 or chunk <= 0:
+        raise ValueError("total must be >= 0, round_requests and chunk > 0")
+    spent = {site: (rounds[-1][0] if rounds else 0) for site, rounds in history.items()}
+    remaining = total - sum(spent.values())
+    active = [site for site in history if site not in finished]
+    if remaining <= 0 or not active:
+        return {}
+    budget = min(round_requests, remaining)
+    extra = dict.fromkeys(active, 0)
+    fresh = [site for site in active if not history[site]]
+    if fresh:  # warm-up: every site is tried before any is judged
+        share = max(1, budget // len(fresh))
+        for site in fresh:
+            give = min(share, budget)
+            extra[site] += give
+            budget -= give
+    yields = {site: _recent_yield(history[site]) for site in active if history[site]}
+    best = max(yields.values(), default=0.0) or 1.0
+    chunks_so_far = {site: max(1.0, spent[site] / chunk) for site in active}
+    while budget > 0 and yields:
+        n = sum(chunks_so_far[site] + extra[site] / chunk for site in yields)
+
+        def index(site: str, n: float = n) -> float:
+            had = chunks_so_far[site] + extra[site] / chunk
+            return yields[site] / best + exploration * math.sqrt(math.log(max(n, 2.0)) / had)
+
+        site = max(yields, key=index)
+        give = min(chunk, budget)
+        extra[site] += give
+        budget -= give
+    return {site: spent[site] + give for site, give in extra.items() if give > 0}
+
+
+def _recent_yield(rounds: Sequence[tuple[int, int]]) -> float:
+    """New datasets per request over the site's last round that spent any request."""
+    for i in range(len(rounds) - 1, -1, -1):
+        before = rounds[i - 1] if i > 0 else (0, 0)
+        requests = rounds[i][0] - before[0]
+        if requests > 0:
+            return (rounds[i][1] - before[1]) / requests
+    return 0.0
+
+
+def equal_caps(total: int, sites: Sequence[str]) -> dict[str, int]:
+    """The comparison: every site the same share, in one crawl."""
+    if not sites:
+        return {}
+    return {site: total // len(sites) for site in sites}
