@@ -212,7 +212,15 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         n_actions = len(self.actions)
         action = self.bandit.select(self._sizes[:n_actions] > 0, self._rng, self._awake_values(n_actions))
         subs = np.array([s for s in self._action_subs[action] if len(self._queues[s])], dtype=np.int64)
-        sub = int(subs[self.sub_bandit.select_among(subs, self.bandit.counts[action], self._rng)])
+        if self.sub_bandit.means[subs].any() or self.bandit.means[action]:
+            sub = int(subs[self.sub_bandit.select_among(subs, self.bandit.counts[action], self._rng)])
+        else:
+            # Nothing in this action has paid yet: no evidence to tell its templates apart, so a uniformly
+            # random link of the action, as the paper draws (round-robin over templates would give a rare
+            # template as many pulls as the one holding most of the action's links).
+            sizes = self._sub_sizes[subs].astype(np.float64)
+            sub = int(self._rng.choice(subs, p=sizes / sizes.sum()))
+            self.sub_bandit.counts[sub] += 1
         link_id = self._queues[sub].pop(self._rng)
         self._sub_sizes[sub] -= 1
         self._sizes[action] -= 1
