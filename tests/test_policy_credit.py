@@ -204,3 +204,17 @@ def test_url_template_groups_siblings_and_keeps_query_keys():
     assert url_template("http://data.s.example/dataset/12") != url_template("http://s.example/dataset/12")
     assert url_template("http://s.example/cat-1/cat-2/") == "s.example/cat-N/*"
     assert url_template("http://s.example/downloads") == "s.example/downloads"
+
+
+def test_an_action_without_evidence_is_drawn_uniformly_over_its_links():
+    # One tag path, two URL templates: 90 news teasers and 10 other links. While nothing has paid, the
+    # draw is over the action's links (as the paper's), not round-robin over its templates.
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(3))
+    links = [NewLink(i, f"http://s.example/news/item-{i}" if i < 90 else f"http://s.example/other{i}/x", ITEM, "", 1)
+             for i in range(100)]
+    policy.add(links)
+    first = [policy.next() for _ in range(40)]
+    # Uniform: about 2 of the 10 in the first 20 draws; round-robin over the two templates: all 10.
+    assert sum(i >= 90 for i in first[:20]) <= 6
+    for link in first:
+        policy.feedback(link, 0)
