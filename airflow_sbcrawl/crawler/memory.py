@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from airflow_sbcrawl.crawler.state import StateStore
+from airflow_sbcrawl.crawler.state import StateStore, read_npz
 
 log = logging.getLogger(__name__)
 
@@ -111,8 +111,7 @@ def decode(files: dict[str, bytes]) -> SiteMemory:
         raise SiteMemoryError(f"not an airflow-sbcrawl site memory (format {head.get('format')!r})")
     if head.get("version") != VERSION:
         raise SiteMemoryError(f"site memory version {head.get('version')} is not supported (expects {VERSION})")
-    with np.load(io.BytesIO(files["model.npz"]), allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
+    arrays = read_npz(files["model.npz"])
     return SiteMemory(
         start_url=head["start_url"], run_id=head["run_id"], written_at=head["written_at"], runs=int(head["runs"]),
         model_config=head["model_config"], model_state=head["model_state"], model_arrays=arrays,

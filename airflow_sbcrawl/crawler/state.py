@@ -157,6 +157,12 @@ def encode(state: dict, arrays: dict[str, np.ndarray], urls: list[str]) -> dict[
     return files
 
 
+def read_npz(data: bytes) -> dict[str, np.ndarray]:
+    """The arrays of an .npz read back from storage: numbers only, never a pickled object."""
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        return {k: npz[k] for k in npz.files}
+
+
 def decode(files: dict[str, bytes]) -> tuple[dict, dict[str, np.ndarray], list[str]]:
     state = json.loads(files["state.json"])
     if not isinstance(state, dict):
@@ -165,8 +171,7 @@ def decode(files: dict[str, bytes]) -> tuple[dict, dict[str, np.ndarray], list[s
         raise ForeignCheckpoint(f"not an airflow-sbcrawl checkpoint (format {state.get('format')!r})")
     if state.get("version") != VERSION:
         raise ForeignCheckpoint(f"checkpoint version {state.get('version')} is not supported (expects {VERSION})")
-    with np.load(io.BytesIO(files["arrays.npz"]), allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
+    arrays = read_npz(files["arrays.npz"])
     text = gzip.decompress(files["links.txt.gz"]).decode()
     return state, arrays, text.split("\n") if text else []
 
