@@ -143,8 +143,9 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     the action is chosen by the paper's bandit, valued at the best of its templates that still have links
     (so an action whose paying part is exhausted no longer lends its mean to the rest), then a template
     within it by the same AUER rule over the templates' own credit, so the publications' pager is told from
-    the news' pager after a few pulls. Within
-    a template, each link waits at a level given by the credit of the page it was found on, and a random
+    the news' pager after a few pulls. While nothing in the action has paid there is no evidence to tell
+    its templates apart, and its link is drawn uniformly over the action, as the paper draws. Within a
+    template, each link waits at a level given by the credit of the page it was found on, and a random
     link of the highest level goes first. The exploration bonus is scaled by rho, so alpha means the same
     whatever the scale of the credit."""
 
