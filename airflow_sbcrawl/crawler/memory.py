@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from airflow_sbcrawl.crawler.state import StateStore, read_npz
+from airflow_sbcrawl.crawler.state import CheckpointError, StateStore, read_npz, read_verified
 
 log = logging.getLogger(__name__)
 
@@ -134,17 +134,10 @@ def load(store: StateStore, start_url: str) -> SiteMemory | None:
     problems = []
     for seq in reversed(store.checkpoints()):
         try:
-            manifest = json.loads(store.read(seq, "MANIFEST.json"))
-            files = {}
-            for name in FILES:
-                data = store.read(seq, name)
-                if hashlib.sha256(data).hexdigest() != manifest.get(name):
-                    raise ValueError(f"{name} does not match its checksum")
-                files[name] = data
-            memory = decode(files)
+            memory = decode(read_verified(store, seq, FILES))
         except SiteMemoryError as exc:
             raise SiteMemoryError(f"site memory {seq} in {store.describe()}: {exc}") from exc
-        except (OSError, ValueError, KeyError, TypeError, EOFError, gzip.BadGzipFile) as exc:
+        except (CheckpointError, OSError, ValueError, KeyError, TypeError, EOFError, gzip.BadGzipFile) as exc:
             problems.append(f"generation {seq}: {type(exc).__name__}: {exc}")
             log.warning("skipping site memory %s", problems[-1])
             continue

@@ -157,6 +157,21 @@ def encode(state: dict, arrays: dict[str, np.ndarray], urls: list[str]) -> dict[
     return files
 
 
+def read_verified(store: StateStore, seq: int, names: tuple[str, ...]) -> dict[str, bytes]:
+    """The files of one saved generation, each checked against the sha256 its MANIFEST.json (written last)
+    records: CheckpointError when the manifest or a file does not match (a torn or foreign write)."""
+    manifest = json.loads(store.read(seq, "MANIFEST.json"))
+    if not isinstance(manifest, dict):
+        raise CheckpointError("MANIFEST.json is not a JSON object")
+    files = {}
+    for name in names:
+        data = store.read(seq, name)
+        if hashlib.sha256(data).hexdigest() != manifest.get(name):
+            raise CheckpointError(f"{name} does not match its checksum")
+        files[name] = data
+    return files
+
+
 def read_npz(data: bytes) -> dict[str, np.ndarray]:
     """The arrays of an .npz read back from storage: numbers only, never a pickled object."""
     with np.load(io.BytesIO(data), allow_pickle=False) as npz:
@@ -188,16 +203,7 @@ def load_latest(store: StateStore) -> tuple[int, dict, dict[str, np.ndarray], li
     seqs = store.checkpoints()
     for seq in reversed(seqs):
         try:
-            manifest = json.loads(store.read(seq, "MANIFEST.json"))
-            if not isinstance(manifest, dict):
-                raise CheckpointError("MANIFEST.json is not a JSON object")
-            files = {}
-            for name in FILES:
-                data = store.read(seq, name)
-                if hashlib.sha256(data).hexdigest() != manifest.get(name):
-                    raise CheckpointError(f"{name} does not match its checksum")
-                files[name] = data
-            state, arrays, urls = decode(files)
+            state, arrays, urls = decode(read_verified(store, seq, FILES))
             return seq, state, arrays, urls
         except ForeignCheckpoint as exc:
             raise ForeignCheckpoint(f"checkpoint {seq} in {store.describe()}: {exc}") from exc
