@@ -323,7 +323,7 @@ def test_budget_is_journaled_before_spending_so_no_outage_lets_it_overshoot():
     for _ in range(12):
         budget.reserve_request()
     assert budget.requests == 12 and journal.totals[0] == 20  # leased ahead, two writes
-    budget.spend_bytes(5000)
+    assert budget.reserve_bytes(5000) == 5000
     assert journal.totals[1] >= 5000
     for _ in range(8):
         budget.reserve_request()  # within the lease: no write needed

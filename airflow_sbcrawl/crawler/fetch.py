@@ -1,4 +1,4 @@
-"""HTTP for the crawler: one request at a time, politely, within the budget.
+"""HTTP for the crawler: politely, within the budget, from any number of threads at once.
 
 A request is never followed through a redirect here (the engine decides, since redirects are counted and
 kept in scope). Bodies are streamed: HTML into memory up to a cap, targets to a temporary file while their
@@ -6,7 +6,7 @@ sha256 is computed, blocked MIME types cut off as soon as the headers arrive.
 
 Every response has one deadline for connect, headers and body together (a server trickling its headers a
 byte a second must not hold the crawl), extended only while the body arrives at a useful rate; a stop
-request aborts the request in flight. Bodies are decompressed here, with their expansion bounded, and the
+request aborts the requests in flight. Bodies are decompressed here, with their expansion bounded, and the
 byte budget counts bytes as they came over the wire."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import threading
 import time
 import urllib.request
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -77,8 +78,8 @@ class Fetcher:
         self.session = requests.Session()
         self.guard = AddressGuard(config.start_url, config.allow_private_start)
         self._in_flight = InFlight()
-        self._abort_reason = ""
-        adapter = CrawlAdapter(self._in_flight, self.guard)
+        self._calls: dict[int, _Call] = {}  # thread -> the request it is making
+        adapter = CrawlAdapter(self._in_flight, self.guard, config.concurrency)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
         # HTTP(S)_PROXY and NO_PROXY are read once, not on every request as requests' trust_env does
@@ -88,11 +89,13 @@ class Fetcher:
         self._proxies_by_host: dict[str, dict[str, str]] = {}
         self.session.headers["User-Agent"] = config.user_agent
         self.session.headers["Accept-Encoding"] = "gzip, deflate"
-        self._last_request: dict[str, float] = {}
+        self._last_request: dict[str, float] = {}  # host -> when its last request was (or will be) sent
+        self._turns = threading.Lock()
         self.host_delay: dict[str, float] = {}  # per-host delays above the configured one (Crawl-delay)
         self._targets = frozenset(config.target_mime_types)
         self._watchdog = _Watchdog(self.stop)
         self._slow: dict[str, int] = {}  # host -> responses in a row that missed their deadline
+        self._slow_lock = threading.Lock()
         self.given_up: dict[str, str] = {}  # host -> why no more requests go to it
 
     def close(self) -> None:
@@ -115,9 +118,14 @@ class Fetcher:
         return removed
 
     def abort_in_flight(self, reason: str = "stop") -> None:
-        """End the request in progress now (from a signal handler, the watchdog or another thread)."""
-        self._abort_reason = self._abort_reason or reason
+        """End the requests in progress now (from a signal handler or another thread)."""
+        for call in self._calls.copy().values():
+            call.abort_reason = call.abort_reason or reason
         self._in_flight.abort()
+
+    def delay_of(self, host: str) -> float:
+        """Seconds between two requests to ``host``: the configured delay, or its Crawl-delay if longer."""
+        return max(self.config.delay, self.host_delay.get(host, 0.0))
 
     def _proxies(self, url: str) -> dict[str, str]:
         host = urlsplit(url).netloc
@@ -130,13 +138,24 @@ class Fetcher:
 
     # -- politeness ------------------------------------------------------------------------------------
     def _wait_turn(self, host: str) -> None:
-        delay = max(self.config.delay, self.host_delay.get(host, 0.0))
-        last = self._last_request.get(host)
-        if last is not None and delay > 0:
-            remaining = last + delay - time.monotonic()
-            if remaining > 0:
-                self.stop.wait(remaining)
-        self._last_request[host] = time.monotonic()
+        """Wait until a request to ``host`` may be sent: the turns of concurrent requests are handed out
+        in order, each ``delay`` after the previous one."""
+        delay = self.delay_of(host)
+        with self._turns:
+            now = time.monotonic()
+            last = self._last_request.get(host)
+            turn = now if last is None or delay <= 0 else max(now, last + delay)
+            self._last_request[host] = turn
+        if turn > now:
+            self.stop.wait(turn - now)
+
+    def _mark_busy(self, host: str) -> None:
+        """The next turn of ``host`` counts from now: from when a request really went (its journal write
+        may have taken a while since its turn came), and again from when its response ended. The delay is
+        then a pause the server sees between one response and the next request, whatever the jitter of
+        threads and connections on this side."""
+        with self._turns:
+            self._last_request[host] = max(self._last_request.get(host, 0.0), time.monotonic())
 
     def _retry_wait(self, attempt: int, headers: dict[str, str]) -> float | None:
         """Seconds to wait before the next attempt, or None when the server asks for too long a pause."""
@@ -175,7 +194,9 @@ class Fetcher:
             if self.stop.is_set():
                 raise StopRequested("stop requested")
             self.budget.reserve_request()
+            self._mark_busy(host)
             resp = self._attempt(url, method, headers)
+            self._mark_busy(host)
             if resp.kind == "refused":
                 log.warning("%s (%s)", resp.error, url)
                 return resp
@@ -193,60 +214,63 @@ class Fetcher:
 
     def _note_deadline(self, host: str, resp: Response) -> None:
         """Give up on a host whose responses keep missing their deadline (each costs a whole timeout)."""
-        if not resp.timed_out:
-            self._slow.pop(host, None)
-            return
-        log.warning("%s: %s", resp.url, resp.error)
-        self._slow[host] = self._slow.get(host, 0) + 1
-        if self._slow[host] >= self.config.max_host_timeouts:
-            self.given_up[host] = (f"host gave up: {self._slow[host]} responses in a row slower than "
-                                   f"{self.config.response_timeout:g}s")
-            log.warning("%s: %s", host, self.given_up[host])
+        with self._slow_lock:
+            if not resp.timed_out:
+                self._slow.pop(host, None)
+                return
+            log.warning("%s: %s", resp.url, resp.error)
+            self._slow[host] = self._slow.get(host, 0) + 1
+            if self._slow[host] >= self.config.max_host_timeouts:
+                self.given_up[host] = (f"host gave up: {self._slow[host]} responses in a row slower than "
+                                       f"{self.config.response_timeout:g}s")
+                log.warning("%s: %s", host, self.given_up[host])
 
     def _attempt(self, url: str, method: str, headers: dict[str, str] | None = None) -> Response:
         out = Response(url=url, method=method)
         timeout = (self.config.connect_timeout, self.config.read_timeout)
-        self._abort_reason = ""
         # One deadline from before the connection to the end of the body; the watchdog aborts the request
         # when it passes, whatever stage the request is in.
-        self._started = time.monotonic()
-        self._watchdog.arm(self._started + self.config.response_timeout, self._on_deadline)
+        call = _Call(threading.get_ident(), time.monotonic())
+        self._calls[call.thread] = call
+        self._watchdog.arm(call.thread, call.started + self.config.response_timeout, lambda: self._on_deadline(call))
         try:
-            return self._request(url, method, timeout, out, headers)
+            return self._request(url, method, timeout, out, headers, call)
         except requests.RequestException as exc:
             refused = refusal(exc)
             if refused is not None:
                 out.kind, out.error = "refused", f"refused: {refused}"
-            elif not self._interrupted(out):
+            elif not self._interrupted(out, call):
                 out.error = f"network: {type(exc).__name__}: {exc}"[:500]
             return out
         finally:
-            self._watchdog.disarm()
-            self._in_flight.sock = None
+            self._watchdog.disarm(call.thread)
+            self._calls.pop(call.thread, None)
+            self._in_flight.detach()
 
-    def _on_deadline(self) -> None:
-        self.abort_in_flight("stop" if self.stop.is_set() else "deadline")
+    def _on_deadline(self, call: _Call) -> None:
+        call.abort_reason = call.abort_reason or ("stop" if self.stop.is_set() else "deadline")
+        self._in_flight.abort(call.thread)
 
-    def _deadline_passed(self) -> bool:
+    def _deadline_passed(self, call: _Call) -> bool:
         """After a failed or short read: True when the deadline aborted it; raises when a stop did."""
-        if self._abort_reason == "deadline":
+        if call.abort_reason == "deadline":
             return True
-        if self._abort_reason or self.stop.is_set():
+        if call.abort_reason or self.stop.is_set():
             raise StopRequested("stop requested while a response was arriving")
         return False
 
-    def _interrupted(self, out: Response) -> bool:
-        if not self._deadline_passed():
+    def _interrupted(self, out: Response, call: _Call) -> bool:
+        if not self._deadline_passed(call):
             return False
         out.kind, out.timed_out = "error", True
         out.error = f"response slower than {self.config.response_timeout:g}s"
         return True
 
     def _request(self, url: str, method: str, timeout: tuple[float, float], out: Response,
-                 headers: dict[str, str] | None = None) -> Response:
+                 headers: dict[str, str] | None, call: _Call) -> Response:
         raw = self.session.request(method, url, stream=True, allow_redirects=False, timeout=timeout,
                                    proxies=self._proxies(url), headers=headers)
-        if self._interrupted(out):  # the headers were complete just as the deadline passed
+        if self._interrupted(out, call):  # the headers were complete just as the deadline passed
             raw.close()
             return out
         with raw:
@@ -270,9 +294,9 @@ class Fetcher:
                 return out
             kind = self._classify_mime(out.mime)
             if kind == "html":
-                self._read_page(raw, out)
+                self._read_page(raw, out, call)
             elif kind == "target":
-                self._read_target(raw, out)
+                self._read_target(raw, out, call)
             else:
                 out.kind = "other"
         return out
@@ -284,7 +308,7 @@ class Fetcher:
             return "target"
         return "other"
 
-    def _stream(self, raw: requests.Response, cap: int, sink) -> str:
+    def _stream(self, raw: requests.Response, cap: int, sink, call: _Call) -> str:
         """Copy the decoded body to ``sink`` up to ``cap`` bytes; returns an error string ("" when the whole
         body was read). The byte budget is charged with wire bytes; a body that expands more than
         ``max_compression_ratio`` times (a decompression bomb) is cut off."""
@@ -295,23 +319,24 @@ class Fetcher:
         config = self.config
         wire = size = 0
         while True:
-            left = self.budget.bytes_left()
-            if left <= 0:
+            granted = self.budget.reserve_bytes(_CHUNK)  # before the read: concurrent bodies share the budget
+            if not granted:
                 return "byte budget spent"
             try:
-                chunk = stream.read1(min(_CHUNK, left), decode_content=False)
+                chunk = stream.read1(granted, decode_content=False)
             except Exception as exc:  # urllib3 raises several types for a dropped or bad stream
-                if self._deadline_passed():
+                self.budget.refund_bytes(granted)
+                if self._deadline_passed(call):
                     return f"response slower than {config.response_timeout:g}s"
                 return f"network: {type(exc).__name__}: {exc}"[:500]
+            self.budget.refund_bytes(granted - len(chunk))
             if not chunk:
-                if self._deadline_passed():
+                if self._deadline_passed(call):
                     return f"response slower than {config.response_timeout:g}s"
                 return decoder.finish()
-            self.budget.spend_bytes(len(chunk))
             wire += len(chunk)
             # A body arriving at a useful rate may take longer than the deadline: a 2 GB file is no drip.
-            self._watchdog.extend(self._started + config.response_timeout + wire / config.min_transfer_rate)
+            self._watchdog.extend(call.thread, call.started + config.response_timeout + wire / config.min_transfer_rate)
             for part in decoder.feed(chunk):
                 size += len(part)
                 if size > cap:
@@ -327,9 +352,9 @@ class Fetcher:
             if self.stop.is_set():
                 raise StopRequested("stop requested while a response was arriving")
 
-    def _read_page(self, raw: requests.Response, out: Response) -> None:
+    def _read_page(self, raw: requests.Response, out: Response, call: _Call) -> None:
         parts: list[bytes] = []
-        error = self._stream(raw, self.config.max_page_bytes, parts.append)
+        error = self._stream(raw, self.config.max_page_bytes, parts.append, call)
         if error:
             out.kind, out.error, out.timed_out = "error", error, error.startswith("response slower")
             return
@@ -337,7 +362,7 @@ class Fetcher:
         out.body = b"".join(parts)
         out.size = len(out.body)
 
-    def _read_target(self, raw: requests.Response, out: Response) -> None:
+    def _read_target(self, raw: requests.Response, out: Response, call: _Call) -> None:
         digest = hashlib.sha256()
         fd, name = tempfile.mkstemp(prefix=PART_PREFIX, suffix=PART_SUFFIX, dir=self.tmp_dir)
         path = Path(name)
@@ -349,7 +374,7 @@ class Fetcher:
                     digest.update(chunk)
                     fh.write(chunk)
                     size += len(chunk)
-                error = self._stream(raw, self.config.max_target_bytes, sink)
+                error = self._stream(raw, self.config.max_target_bytes, sink, call)
         except BaseException:
             path.unlink(missing_ok=True)
             raise
@@ -361,6 +386,15 @@ class Fetcher:
         out.path = path
         out.sha256 = digest.hexdigest()
         out.size = size
+
+
+@dataclass(slots=True)
+class _Call:
+    """One request being made: the thread making it, when it started, and why it was aborted, if it was."""
+
+    thread: int
+    started: float
+    abort_reason: str = ""
 
 
 class _Decoder:
@@ -414,37 +448,40 @@ class _Decoder:
 
 
 class _Watchdog:
-    """One thread that aborts the request in flight when its deadline passes or a stop is requested (a
-    thread per response would cost a thread start per page). The stop is looked at every quarter second:
-    a signal arriving just before a request's socket was known could not abort it."""
+    """One thread that aborts a request when its deadline passes or a stop is requested (a thread per
+    response would cost a thread start per page). It looks every quarter second, and is woken only for a
+    deadline nearer than that: arming a request costs no wake-up. A signal arriving just before a
+    request's socket was known could not abort it; the next look does."""
 
     _STOP_POLL = 0.25
 
     def __init__(self, stop: threading.Event) -> None:
         self._stop = stop
         self._cond = threading.Condition()
-        self._deadline: float | None = None
-        self._action = None
+        self._armed: dict[int, tuple[float, Callable[[], None]]] = {}  # thread -> (deadline, action)
+        self._wake_at = 0.0
         self._thread: threading.Thread | None = None
         self._closed = False
 
-    def arm(self, deadline: float, action) -> None:
+    def arm(self, thread: int, deadline: float, action: Callable[[], None]) -> None:
         with self._cond:
-            self._deadline, self._action = deadline, action
+            self._armed[thread] = (deadline, action)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="sbcrawl-watchdog", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            if deadline < self._wake_at:
+                self._cond.notify()
 
-    def extend(self, deadline: float) -> None:
-        """Move the deadline later (no wake-up needed: the thread looks again when the old one passes)."""
+    def extend(self, thread: int, deadline: float) -> None:
+        """Move a deadline later (no wake-up needed: the thread looks again when the old one passes)."""
         with self._cond:
-            if self._deadline is not None and deadline > self._deadline:
-                self._deadline = deadline
+            armed = self._armed.get(thread)
+            if armed is not None and deadline > armed[0]:
+                self._armed[thread] = (deadline, armed[1])
 
-    def disarm(self) -> None:
+    def disarm(self, thread: int) -> None:
         with self._cond:
-            self._deadline, self._action = None, None
+            self._armed.pop(thread, None)
 
     def shutdown(self) -> None:
         with self._cond:
@@ -454,13 +491,13 @@ class _Watchdog:
     def _run(self) -> None:
         with self._cond:
             while not self._closed:
-                if self._deadline is None:
-                    self._cond.wait()
-                    continue
-                remaining = self._deadline - time.monotonic()
-                if remaining > 0 and not self._stop.is_set():
-                    self._cond.wait(min(remaining, self._STOP_POLL))
-                    continue
-                action, self._deadline, self._action = self._action, None, None
-                with contextlib.suppress(Exception):  # closing a broken connection may fail: nothing to do
-                    action()
+                now = time.monotonic()
+                stopping = self._stop.is_set()
+                due = [t for t, (deadline, _) in self._armed.items() if stopping or deadline <= now]
+                for thread in due:
+                    _, action = self._armed.pop(thread)
+                    with contextlib.suppress(Exception):  # closing a broken connection may fail: nothing to do
+                        action()
+                nearest = min((deadline for deadline, _ in self._armed.values()), default=now + self._STOP_POLL)
+                self._wake_at = min(nearest, now + self._STOP_POLL)
+                self._cond.wait(max(self._wake_at - now, 0.001))

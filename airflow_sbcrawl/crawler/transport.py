@@ -1,4 +1,4 @@
-"""The connections under the fetcher: every address checked once connected, and the connection in use
+"""The connections under the fetcher: every address checked once connected, and the connections in use
 reachable from another thread (or a signal handler), so a request can be aborted at any stage — while it
 connects, while the headers trickle in, while the body arrives."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import threading
 from typing import Any
 
 from requests.adapters import HTTPAdapter
@@ -16,27 +17,35 @@ from airflow_sbcrawl.crawler.addresses import AddressGuard, AddressRefused
 
 
 class InFlight:
-    """The connection the fetcher is using right now (one request at a time)."""
+    """The connection each fetching thread is using right now."""
 
     def __init__(self) -> None:
-        # The socket itself: http.client drops a connection's socket reference once a "Connection: close"
-        # response starts, while the body is still read from it.
-        self.sock: socket.socket | None = None
+        # Sockets themselves, by thread: http.client drops a connection's socket reference once a
+        # "Connection: close" response starts, while the body is still read from it.
+        self._socks: dict[int, socket.socket] = {}
 
-    def abort(self) -> None:
-        """Make the blocked read (or write) of the current request return at once. No lock is taken:
-        this runs from signal handlers and the watchdog thread."""
-        sock = self.sock
+    def attach(self, sock: socket.socket | None) -> None:
         if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
+            self._socks[threading.get_ident()] = sock
+
+    def detach(self) -> None:
+        self._socks.pop(threading.get_ident(), None)
+
+    def abort(self, thread: int | None = None) -> None:
+        """Make the blocked reads (or writes) of one thread's request, or of all, return at once. No lock
+        is taken: this runs from signal handlers and the watchdog thread."""
+        socks = self._socks.copy()  # one C-level copy: other threads may attach meanwhile
+        for ident, sock in socks.items():
+            if thread is None or ident == thread:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
 
 
 def _connection_class(base: type[HTTPConnection], in_flight: InFlight, guard: AddressGuard | None) -> type:
     class Connection(base):  # type: ignore[misc, valid-type]
         def connect(self) -> None:
             super().connect()
-            in_flight.sock = self.sock
+            in_flight.attach(self.sock)
             if guard is not None:
                 try:
                     guard.check(self.host, self.sock.getpeername()[0])
@@ -45,7 +54,7 @@ def _connection_class(base: type[HTTPConnection], in_flight: InFlight, guard: Ad
                     raise
 
         def getresponse(self) -> Any:
-            in_flight.sock = self.sock
+            in_flight.attach(self.sock)
             return super().getresponse()
 
     return Connection
@@ -65,10 +74,11 @@ class CrawlAdapter(HTTPAdapter):
     proxy the operator configured are not (the proxy resolves the names: URL hosts that are IP literals
     or loopback names are checked by the fetcher before the request)."""
 
-    def __init__(self, in_flight: InFlight, guard: AddressGuard) -> None:
+    def __init__(self, in_flight: InFlight, guard: AddressGuard, connections: int = 1) -> None:
         self._direct = _pool_classes(in_flight, guard)
         self._proxied = _pool_classes(in_flight, None)
-        super().__init__()
+        # One kept-alive connection per concurrent request, per host (a proxy counts as one host).
+        super().__init__(pool_connections=10, pool_maxsize=max(connections, 1))
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
