@@ -33,6 +33,8 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-requests", type=int, default=10_000, help="budget of GET and HEAD requests")
     p.add_argument("--max-bytes", type=parse_size, default=parse_size("50G"), help="budget of body bytes")
     p.add_argument("--delay", type=float, default=1.0, help="minimum seconds between requests to one host")
+    p.add_argument("--concurrency", type=int, default=8,
+                   help="requests in flight at once (a host with a delay still gets one at a time)")
     p.add_argument("--policy", choices=WITHOUT_TRUTH, default=DEFAULT_POLICY,
                    help=f"how the next link is chosen (default {DEFAULT_POLICY}; sb-classifier-paper is the paper's "
                         "algorithm unchanged; focused, dfs and random are baselines)")
@@ -100,6 +102,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
             options["target_mime_types"] = tuple(args.target_types)
         config = CrawlConfig(
             start_url=args.url, max_requests=args.max_requests, max_bytes=args.max_bytes, delay=args.delay,
+            concurrency=args.concurrency,
             response_timeout=args.timeout, max_crawl_delay=args.max_crawl_delay,
             policy=args.policy, seed=args.seed, theta=args.theta, alpha=args.alpha,
             respect_robots=not args.no_robots, early_stopping=not args.no_early_stopping,
@@ -178,13 +181,17 @@ def cmd_serve_sim(args: argparse.Namespace) -> int:
     if args.epoch < 0:
         print(f"sbcrawl serve-sim: --epoch must be 0 or more, not {args.epoch}", file=sys.stderr)
         return 2
+    if not args.latency_ms >= 0:
+        print(f"sbcrawl serve-sim: --latency-ms must be 0 or more, not {args.latency_ms}", file=sys.stderr)
+        return 2
     try:
         get_profile(args.profile)
     except KeyError as exc:
         print(f"sbcrawl serve-sim: {exc.args[0]}", file=sys.stderr)
         return 2
     try:
-        serve_forever(args.profile, seed=args.seed, port=args.port, epoch=args.epoch)
+        serve_forever(args.profile, seed=args.seed, port=args.port, epoch=args.epoch,
+                      latency=args.latency_ms / 1000)
     except OSError as exc:
         print(f"sbcrawl serve-sim: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}"
               " (is another server using it? choose one with --port)", file=sys.stderr)
@@ -343,6 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8900)
     p.add_argument("--epoch", type=int, default=0,
                    help="serve the site as it is this many periods later (new, updated, removed, moved files)")
+    p.add_argument("--latency-ms", type=float, default=0.0,
+                   help="wait this long before every response, like a remote server")
     p = sub.add_parser("bench", help="benchmarks: crawl policies, the evaluation harness, recrawls, or tables")
     p.add_argument("what", choices=["crawl", "tables", "cost", "harness", "recrawl"])
     p.add_argument("rest", nargs=argparse.REMAINDER, help="options of that benchmark (see --help there)")

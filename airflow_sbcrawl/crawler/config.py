@@ -73,6 +73,9 @@ class CrawlConfig:
     # Politeness and HTTP.
     respect_robots: bool = True
     delay: float = 1.0
+    # Requests in flight at once across the site's hosts. A host with a delay (this one or its Crawl-delay)
+    # still gets one request at a time, spaced by the delay; without a delay it may get them all.
+    concurrency: int = 8
     max_crawl_delay: float = 60.0  # a robots.txt Crawl-delay above this is capped to it
     # A start host's robots.txt failing in a way the fetcher does not retry itself (HTTP 500, a response
     # past its deadline) is asked again this many times, backing off.
@@ -170,7 +173,7 @@ class CrawlConfig:
 
     def _validate_hostile_limits(self) -> None:
         """The limits that keep a hostile or broken site from holding or flooding the crawl."""
-        for name in ("max_links_per_page", "max_host_timeouts"):
+        for name in ("max_links_per_page", "max_host_timeouts", "concurrency"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")

@@ -1,22 +1,28 @@
-"""The crawl loop of Algorithms 3 and 4: pick a link, fetch it, learn from it, checkpoint now and then."""
+"""The crawl loop of Algorithms 3 and 4: pick a link, fetch it, learn from it, checkpoint now and then.
+
+Requests run concurrently in a fetch pool (crawler/pool.py); everything else happens on the thread that
+runs the crawl. The policy still hands out one link at a time, and hears what a page was worth once the
+page's whole work is done: its known datasets checked, its predicted targets fetched."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from array import array
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from email.message import Message
+from urllib.parse import urlsplit
 
 import numpy as np
 
 from airflow_sbcrawl.crawler import memory as site_memory
 from airflow_sbcrawl.crawler import state as ckpt
-from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted, StopRequested
+from airflow_sbcrawl.crawler.budget import Budget, BudgetExhausted, CrawlInterrupted, StopRequested
 from airflow_sbcrawl.crawler.classify import HTML, LABEL_NAMES, TARGET, OracleClassifier, UrlClassifier
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.earlystop import make_stopper
@@ -24,6 +30,7 @@ from airflow_sbcrawl.crawler.fetch import Fetcher, Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.html import extract_links
 from airflow_sbcrawl.crawler.policies import NewLink, Policy, make_policy
+from airflow_sbcrawl.crawler.pool import FetchPool
 from airflow_sbcrawl.crawler.recrawl import Recrawl
 from airflow_sbcrawl.crawler.robots import RobotsRules
 from airflow_sbcrawl.crawler.sinks import Sink
@@ -39,6 +46,45 @@ _STRUCTURAL = ("start_url", "policy", "ngram", "dim_log2", "hash_width", "hash_p
 _CHECKPOINT_SHARE = 20
 # A predicted target that turns out to be an HTML page is read for links; this bounds that nesting.
 _MAX_NESTING = 3
+
+
+@dataclass(slots=True, eq=False)
+class _Work:
+    """A page being read: the known datasets it listed checked, then its links labelled and its
+    predicted targets fetched. Done when nothing of it is pending; a page read as part of another (a
+    known dataset that became a page, a predicted target that was one) adds its reward to that one's."""
+
+    page_id: int
+    resp: Response | None  # until its links are read
+    nesting: int
+    parent: _Work | None
+    feedback_id: int | None  # the link the policy handed out, for a page it did
+    reward: int = 0
+    pending: int = 0
+    links_read: bool = False
+    links: list[NewLink] = field(default_factory=list)  # for the policy, with those of nested pages
+
+    def root(self) -> _Work:
+        work = self
+        while work.parent is not None:
+            work = work.parent
+        return work
+
+
+@dataclass(slots=True, eq=False)
+class _Job:
+    """One request to make: for a link (``origin``), at a URL that moves along redirects."""
+
+    origin: int  # parked on an interruption, labelled in the classifier's confusion counts
+    link_id: int  # the link of the current hop
+    url: str
+    host: str
+    target: bool  # a predicted target, fetched as part of its owner's work
+    owner: _Work | None  # None: a page from the policy (or the start page)
+    nesting: int = 0
+    hops: int = 0
+    start: bool = False
+    conditions: dict[str, str] | None = None
 
 
 class StateExists(RuntimeError):
@@ -118,6 +164,17 @@ class Crawler:
         self.robots = RobotsRules(config.user_agent, self._fetch_robots, enabled=config.respect_robots,
                                   max_crawl_delay=config.max_crawl_delay)
         self.fetcher.host_delay = self.robots.delays  # Crawl-delay lines slow the fetcher down per host
+        self.pool: FetchPool[_Job, Response] = FetchPool(self._fetch_job, config.concurrency, self._host_limit)
+        # Requests waiting for room in the pool, per host; a link from the policy waiting for its host;
+        # pages whose work is not done; redirect targets being asked; pages handed out without feedback.
+        self._queue: dict[str, deque[_Job]] = {}
+        self._held: _Job | None = None
+        self._works: set[_Work] = set()
+        self._hops: set[str] = set()
+        self._asking: set[int] = set()  # links whose request is in flight or queued (along its redirects)
+        self._awaiting = 0
+        self._last_host: str | None = None
+        self._checkpoint_due = False
         self.outcomes: Counter[str] = Counter()
         # URL classifier prediction -> what the GET found ("HTML->target" …), for reports.
         self.confusion: Counter[str] = Counter()
@@ -156,12 +213,13 @@ class Crawler:
         self.fetcher.abort_in_flight()  # a response trickling in must not hold the stop back
 
     def run(self, resume: bool = False, fresh: bool = False) -> CrawlSummary:
-        cpu0 = time.thread_time()  # the crawl's own CPU, not an in-process server's
+        cpu0 = time.thread_time()  # the crawl's own CPU (this thread's and its fetch pool's), not a server's
         self._started = time.monotonic()
         try:
             started = self._prepare(resume, fresh)
             reason = self._loop(started)
         finally:
+            self.pool.close()
             self.fetcher.close()
         if self.store is not None:
             self.checkpoint()
@@ -172,7 +230,8 @@ class Crawler:
             pages=self.pages, targets=self.targets, requests=self.budget.requests,
             head_requests=self.head_requests, bytes=self.budget.bytes, frontier=len(self.policy),
             actions=len(getattr(self.policy, "actions", ())), resumed_from=self.resumed_from,
-            elapsed_s=round(time.monotonic() - self._started, 3), cpu_s=round(time.thread_time() - cpu0, 3),
+            elapsed_s=round(time.monotonic() - self._started, 3),
+            cpu_s=round(time.thread_time() - cpu0 + self.pool.cpu_seconds, 3),
             outcomes=dict(self.outcomes), classifier_confusion=dict(self.confusion), start_error=self.start_error,
             sink=self.sink.describe(), warm_from=self.recrawl.memory.run_id if self.recrawl.warm else "",
             changes=self.recrawl.counts(),
@@ -259,6 +318,8 @@ class Crawler:
         log.info("site memory %d written to %s", seq, self.memory_store.describe())
 
     def _next_link(self) -> int | None:
+        if self._parked:  # pages parked by an interruption come first; the policy never hears of them again
+            return self._parked.pop()
         link_id = self.recrawl.next(len(self.policy) > 0)
         return link_id if link_id is not None else self.policy.next()
 
@@ -266,20 +327,38 @@ class Crawler:
         try:
             if start_pending and (refusal := self._crawl_start()):
                 return refusal
-            while True:
-                if self._stop.is_set():
-                    return self._stop_reason
-                if self.config.early_stopping and self.early.should_stop:
-                    return self.early.reason
-                # Pages parked by an interruption come first; the policy never hears of them again.
-                link_id = self._parked.pop() if self._parked else self._next_link()
-                if link_id is None:
-                    return "frontier exhausted: every reachable page was crawled"
-                reward = self._crawl_page(link_id)
-                self.policy.feedback(link_id, reward)
-                self._after_page()
+            return self._run_jobs()
         except CrawlInterrupted as exc:
-            return self._stop_reason or exc.reason
+            reason = self._stop_reason or exc.reason
+            self._wind_down()
+            return reason
+
+    def _run_jobs(self) -> str:
+        """Keep the pool busy and take its responses in order of completion, until nothing is left to send
+        (a stop, the budget, early stopping, an exhausted frontier). Checkpoints are taken when nothing is
+        in flight, so that a checkpoint never holds half of a page's work."""
+        while True:
+            if self._stop.is_set():
+                raise StopRequested(self._stop_reason or "stop requested")
+            self._send()
+            if not self.pool.in_flight:
+                if self._checkpoint_due:
+                    self.checkpoint()
+                    continue
+                return self._idle_reason()
+            done = self.pool.wait(timeout=0.25)  # bounded, so that a stop is seen
+            if done is not None:
+                self._complete(*done)
+
+    def _idle_reason(self) -> str:
+        """Why nothing could be sent with nothing in flight."""
+        if self.config.early_stopping and self.early.should_stop:
+            return self.early.reason
+        if self.budget.requests >= self.budget.max_requests:
+            raise BudgetExhausted("request budget spent")
+        if self.budget.bytes >= self.budget.max_bytes:
+            raise BudgetExhausted("byte budget spent")
+        return "frontier exhausted: every reachable page was crawled"
 
     def _after_page(self) -> None:
         self.pages += 1
@@ -292,7 +371,7 @@ class Crawler:
             self.pages - self._pages_at_checkpoint >= self.config.checkpoint_every_pages
             or since >= self.config.checkpoint_every_seconds
         ) and since >= _CHECKPOINT_SHARE * self._checkpoint_cost:
-            self.checkpoint()
+            self._checkpoint_due = True
         if self.on_progress is not None and now - self._last_progress >= 0.2:
             self._last_progress = now
             self.on_progress(self.progress())
@@ -302,9 +381,302 @@ class Crawler:
                         len(self.policy), len(getattr(self.policy, "actions", ())),
                         time.monotonic() - self._started)
 
-    # -- one page --------------------------------------------------------------------------------------
+    # -- sending ---------------------------------------------------------------------------------------
+    def _send(self) -> None:
+        """Send what can go now: the work of pages already read first (it completes their rewards), then
+        links from the policy, taken one at a time and only when their host is likely to have room, so
+        the policy decides as late as the pool allows."""
+        for host in list(self._queue):
+            jobs = self._queue[host]
+            while jobs and self.pool.can_send(host):
+                self._dispatch(jobs.popleft())
+            if not jobs:
+                del self._queue[host]
+        if self._held is not None and self.pool.can_send(self._held.host):
+            job, self._held = self._held, None
+            self._dispatch(job)
+        while self._can_pull():
+            link_id = self._next_link()
+            if link_id is None:
+                return
+            self._awaiting += 1
+            if self.links.urls[link_id] in self._stored:
+                self._page_finished(link_id, 0)
+                continue
+            job = self._job(link_id, None)
+            self._last_host = job.host
+            if self.pool.can_send(job.host):
+                self._dispatch(job)
+            else:
+                self._held = job
+
+    def _can_pull(self) -> bool:
+        return (self._held is None and not self._checkpoint_due
+                and self.pool.in_flight < self.pool.size
+                and (self._last_host is None or self.pool.can_send(self._last_host))
+                and not (self.config.early_stopping and self.early.should_stop)
+                and self.budget.requests + self.pool.in_flight < self.budget.max_requests
+                and self.budget.bytes < self.budget.max_bytes
+                and not (self.policy.sequential and self._awaiting))
+
+    def _job(self, link_id: int, owner: _Work | None, *, target: bool = False, nesting: int = 0) -> _Job:
+        url = self.links.urls[link_id]
+        return _Job(link_id, link_id, url, urlsplit(url).netloc, target, owner, nesting)
+
+    def _queue_job(self, job: _Job, first: bool = False) -> None:
+        jobs = self._queue.setdefault(job.host, deque())
+        if first:
+            jobs.appendleft(job)
+        else:
+            jobs.append(job)
+
+    def _dispatch(self, job: _Job) -> None:
+        if not job.hops:
+            if job.origin in self._asking or (job.owner is not None and self.links.urls[job.origin] in self._stored):
+                # Asked already (a known dataset checked for two pages at once) or stored since it was queued.
+                self._job_done(job, 0)
+                return
+            self._asking.add(job.origin)
+            # Validators of a known dataset or page; kept along redirects, so a file that moved can still
+            # be a 304.
+            job.conditions = self.recrawl.conditions(job.origin)
+        self.pool.send(job.host, job)
+
+    def _fetch_job(self, job: _Job) -> Response:
+        """Runs on a pool thread: the request only; what it means is decided back in the engine."""
+        return self.fetcher.fetch(job.url, headers=job.conditions)
+
+    def _host_limit(self, host: str) -> int:
+        return 1 if self.fetcher.delay_of(host) > 0 else self.config.concurrency
+
+    # -- one response ----------------------------------------------------------------------------------
+    def _complete(self, job: _Job, result: Response | BaseException) -> None:
+        if isinstance(result, CrawlInterrupted):
+            self._asking.discard(job.origin)
+            self._parked.append(job.origin)  # asked again first on resume
+            raise result
+        if isinstance(result, BaseException):
+            raise result
+        resp = result
+        self._count(resp)
+        if job.hops:  # a hop's URL joins the link table only once its response is in
+            self._hops.discard(job.url)
+            prev = job.link_id
+            job.link_id = self.links.add(job.url, self.links.depth[prev], self.links.parent[prev],
+                                         self.links.tag_path(prev) or None)
+        if resp.kind == "redirect" and (hop := self._next_hop(job, resp)) is not None:
+            self._queue_job(hop, first=True)
+            return
+        self._asking.discard(job.origin)
+        predicted = self.links.predicted[job.origin]
+        if predicted >= 0:
+            actual = resp.kind if resp.kind in ("html", "target") else "neither"
+            self.confusion[f"{LABEL_NAMES[predicted]}->{actual}"] += 1
+        if job.target:
+            self._job_done(job, self._target_fetched(job, resp))
+        else:
+            self._job_done(job, self._page_fetched(job, resp))
+
+    def _next_hop(self, job: _Job, resp: Response) -> _Job | None:
+        """Redirects are followed by hand: each hop is a counted request, must stay in scope and allowed
+        by robots.txt, and must lead to a URL not seen before (which also breaks redirect loops)."""
+        if job.hops >= self.config.max_redirects:
+            self.outcomes["too many redirects"] += 1
+            return None
+        target = resolve(job.url, resp.location or "")
+        if target is None or target not in self.scope:
+            self.outcomes["redirect out of scope (not followed)"] += 1
+            return None
+        if target in self.links or target in self._hops:
+            self.outcomes["redirect to a known URL (not followed)"] += 1
+            return None
+        try:
+            allowed = self.robots.allowed(target)
+        except CrawlInterrupted:
+            self._parked.append(job.origin)  # the whole chain is asked again on resume
+            raise
+        if not allowed:
+            self.outcomes["redirect disallowed by robots.txt"] += 1
+            return None
+        self._hops.add(target)
+        return replace(job, url=target, host=urlsplit(target).netloc, hops=job.hops + 1)
+
+    def _page_fetched(self, job: _Job, resp: Response) -> int | None:
+        """Algorithm 4 for a page (or a known dataset a page listed); the reward, or None when the page
+        is being read (its reward comes when its work is done)."""
+        final_id = job.link_id
+        if not job.start:
+            self.policy.outcome(job.origin, resp.kind)
+        if resp.kind == "html":
+            self._learn(resp.url, HTML)
+            self._read_page(final_id, resp, job.owner, job.origin if job.owner is None and not job.start else None)
+            return None
+        if resp.kind == "target":
+            # A link that is itself a new target is worth one target for one request, the best any action
+            # can do (Algorithm 4 gives it no reward; then targets the classifier missed teach nothing).
+            self._learn(resp.url, TARGET)
+            return self._store_target(final_id, job.origin, resp)
+        if resp.kind == "unchanged":
+            self._unchanged(job.origin, final_id, resp)
+        elif self.recrawl.gone(job.origin, resp):
+            self._record(job.origin, final_id, "gone", resp)
+        elif job.start:
+            self.start_error = resp.error or f"{resp.kind} response ({resp.mime or 'no content type'})"
+            log.warning("start page %s gave no links: %s", job.url, self.start_error)
+        return 0
+
+    def _target_fetched(self, job: _Job, resp: Response) -> int | None:
+        """A predicted target: 1 for a new target retrieved; a page the classifier took for a target is
+        read anyway (its GET is paid for), as part of the page that linked to it."""
+        if resp.kind == "target":
+            self._learn(resp.url, TARGET)
+            return self._store_target(job.link_id, job.origin, resp)
+        if resp.kind == "html":
+            self._learn(resp.url, HTML)
+            self._read_page(job.link_id, resp, job.owner, None, nesting=job.nesting + 1)
+            return None
+        if resp.kind == "unchanged":
+            self._unchanged(job.origin, job.link_id, resp)
+        return 0
+
+    def _job_done(self, job: _Job, reward: int | None) -> None:
+        if reward is None:  # a page is being read: its work reports to the job's owner when done
+            return
+        if job.owner is None:
+            self._page_finished(None if job.start else job.origin, reward)
+        else:
+            job.owner.reward += reward
+            job.owner.pending -= 1
+            self._advance(job.owner)
+
+    def _page_finished(self, link_id: int | None, reward: int) -> None:
+        """A page handed out by the policy (``link_id``) is done with: its feedback, then the crawl's tally."""
+        if link_id is not None:
+            self.policy.feedback(link_id, reward)
+        self._awaiting -= 1
+        self._after_page()
+
+    def _unchanged(self, link_id: int, final_id: int, resp: Response) -> None:
+        """A 304 to a conditional GET: a known dataset (maybe met at a new URL) or a page is as it was."""
+        known_id = self.recrawl.known_for(link_id)
+        if known_id is None:
+            self.recrawl.page_unchanged(self.links.urls[link_id])
+        else:
+            self._record(known_id, final_id, self.recrawl.classify(known_id, resp), resp)
+
+    # -- reading a page --------------------------------------------------------------------------------
+    def _read_page(self, page_id: int, resp: Response, parent: _Work | None, feedback_id: int | None,
+                   nesting: int = 0) -> None:
+        """Start a page's work: first the known datasets it listed last time are checked (a file that moved
+        is then recognised by its validators at its old URL before its new URL is met among the links),
+        then its links are read."""
+        work = _Work(page_id, resp, nesting, parent, feedback_id)
+        self._works.add(work)
+        checks = self.recrawl.page_read(self.links.urls[page_id], resp.body,
+                                        _charset(resp.headers.get("content-type")), resp.headers,
+                                        record=self.memory_store is not None)
+        for known_id in checks:
+            self._queue_job(self._job(known_id, work))
+        work.pending = len(checks)
+        self._advance(work)
+
+    def _advance(self, work: _Work) -> None:
+        if work.pending:
+            return
+        if not work.links_read:
+            work.links_read = True
+            self._read_links(work)
+            if work.pending:
+                return
+        self._works.discard(work)
+        if work.parent is not None:
+            work.parent.reward += work.reward
+            work.parent.pending -= 1
+            self._advance(work.parent)
+            return
+        self.policy.add(work.links)
+        self._page_finished(work.feedback_id, work.reward)
+
+    def _read_links(self, work: _Work) -> None:
+        """A page's new links: predicted targets are fetched at once, as part of the page's work; the
+        others go to the policy when the page's reward is known."""
+        resp, work.resp = work.resp, None
+        assert resp is not None
+        page_url = self.links.urls[work.page_id]
+        depth = self.links.depth[work.page_id] + 1
+        root = work.root()
+        new: list[NewLink] = []
+        for link in extract_links(resp.body, page_url, _charset(resp.headers.get("content-type")),
+                                  self.config.max_links_per_page):
+            url = link.url
+            if url in self.links or url not in self.scope or extension(url) in self.config.blocked_extensions:
+                continue
+            try:
+                allowed = self.robots.allowed(url)  # may fetch a new subdomain's robots.txt
+            except CrawlInterrupted:
+                # The page's remaining links are unread: keep what was taken, read the page again on resume.
+                root.links.extend(new)
+                self._parked.append(work.page_id)
+                raise
+            if allowed:
+                new.append(NewLink(self.links.add(url, depth, work.page_id, link.tag_path), url, link.tag_path,
+                                   link.anchor, depth))
+        if not self.policy.classifies_links:
+            root.links.extend(new)
+            return
+        pages: list[NewLink] = []
+        handled = 0
+        try:
+            for link, label in zip(new, self._labels(new), strict=True):
+                if label == TARGET and work.nesting < _MAX_NESTING:
+                    self._queue_job(self._job(link.id, work, target=True, nesting=work.nesting))
+                    work.pending += 1
+                elif label is not None:
+                    pages.append(link)
+                handled += 1
+        except CrawlInterrupted:
+            pages.extend(new[handled:])  # not labelled yet: into the frontier, so a resume crawls them
+            raise
+        finally:
+            root.links.extend(self.recrawl.claim(pages))
+
+    def _wind_down(self) -> None:
+        """After an interruption: the requests in flight end (a stop aborts them; what the budget paid
+        for is used), and whatever was not done is kept for a resume: unsent requests and pages not read
+        are parked, links already read go to the policy."""
+        while self.pool.in_flight:
+            done = self.pool.wait(timeout=0.25)
+            if done is not None:
+                with contextlib.suppress(CrawlInterrupted):
+                    self._complete(*done)
+        for jobs in self._queue.values():
+            self._parked.extend(job.origin for job in jobs)
+        if self._held is not None:
+            self._parked.append(self._held.origin)
+        for work in self._works:
+            if not work.links_read:
+                self._parked.append(work.page_id)
+            if work.parent is None:
+                self.policy.add(work.links)
+        self._queue, self._held, self._works, self._hops, self._asking = {}, None, set(), set(), set()
+
+    def _count(self, resp: Response) -> None:
+        if resp.kind in ("html", "target", "redirect", "unchanged"):
+            self.outcomes[resp.kind] += 1
+        elif resp.kind == "blocked":
+            self.outcomes[f"blocked {resp.mime}"] += 1
+        elif resp.kind == "other":
+            self.outcomes[f"not a target: {resp.mime or 'no type'}"] += 1
+        else:
+            self.outcomes[resp.error.split(":")[0] if resp.error else "error"] += 1
+
+    def _learn(self, url: str, label: int) -> None:
+        if self.policy.classifies_links:
+            self.classifier.observe(url, label)
+
+    # -- the start page and link labels -------------------------------------------------------------
     def _crawl_start(self) -> str:
-        """Crawl the start page; returns why the crawl cannot go on, or "" when it can."""
+        """Queue the start page; returns why the crawl cannot go on, or "" when it can."""
         url = self.config.start_url
         if url not in self.links:
             self.links.add(url, 0, -1, None)
@@ -319,18 +691,10 @@ class Crawler:
             if self.robots.unavailable(url):
                 self._parked.append(link_id)  # a passing failure: a resume (or a retry) starts here again
             return self.start_error
-        resp, final_id = self._get_or_park(link_id)
-        if resp.kind == "html":
-            self._learn(resp.url, HTML)
-            self._read_page(final_id, resp)
-        elif resp.kind == "target":
-            self._store_target(final_id, link_id, resp)
-        elif resp.kind == "unchanged":
-            self.recrawl.page_unchanged(url)
-        else:
-            self.start_error = resp.error or f"{resp.kind} response ({resp.mime or 'no content type'})"
-            log.warning("start page %s gave no links: %s", url, self.start_error)
-        self._after_page()
+        job = self._job(link_id, None)
+        job.start = True
+        self._awaiting += 1
+        self._queue_job(job)
         return ""
 
     def _start_allowed(self, url: str) -> bool:
@@ -348,148 +712,6 @@ class Crawler:
                     raise StopRequested(self._stop_reason or "stop requested")
                 self.robots.retry_now(url)
         return False
-
-    def _crawl_page(self, link_id: int) -> int:
-        """Algorithm 4 for a link taken from the frontier; returns its reward (new targets retrieved)."""
-        if self.links.urls[link_id] in self._stored:
-            return 0
-        resp, final_id = self._get_or_park(link_id)
-        self.policy.outcome(link_id, resp.kind)
-        if resp.kind == "html":
-            self._learn(resp.url, HTML)
-            return self._read_page(final_id, resp)
-        if resp.kind == "target":
-            # A link that is itself a new target is worth one target for one request, the best any action
-            # can do (Algorithm 4 gives it no reward; then targets the classifier missed teach nothing).
-            self._learn(resp.url, TARGET)
-            return self._store_target(final_id, link_id, resp)
-        if resp.kind == "unchanged":
-            self._unchanged(link_id, final_id, resp)
-        elif self.recrawl.gone(link_id, resp):
-            self._record(link_id, final_id, "gone", resp)
-        return 0
-
-    def _unchanged(self, link_id: int, final_id: int, resp: Response) -> None:
-        """A 304 to a conditional GET: a known dataset (maybe met at a new URL) or a page is as it was."""
-        known_id = self.recrawl.known_for(link_id)
-        if known_id is None:
-            self.recrawl.page_unchanged(self.links.urls[link_id])
-        else:
-            self._record(known_id, final_id, self.recrawl.classify(known_id, resp), resp)
-
-    def _read_page(self, page_id: int, resp: Response) -> int:
-        """A page's links, after checking the known datasets it listed last time: a file that moved is then
-        recognised by its validators at its old URL before its new URL is met among the links."""
-        checks = self.recrawl.page_read(self.links.urls[page_id], resp.body, _charset(resp.headers.get("content-type")),
-                                        resp.headers, record=self.memory_store is not None)
-        reward = 0
-        try:
-            for known_id in checks:
-                reward += self._crawl_page(known_id)
-        except CrawlInterrupted:
-            self._parked.append(page_id)  # read the page again on resume
-            raise
-        return reward + self._process_page(page_id, resp, nesting=0)
-
-    def _get_or_park(self, link_id: int) -> tuple[Response, int]:
-        try:
-            return self._get(link_id)
-        except CrawlInterrupted:
-            self._parked.append(link_id)
-            raise
-
-    def _get(self, link_id: int) -> tuple[Response, int]:
-        resp, final_id = self._follow(link_id)
-        predicted = self.links.predicted[link_id]
-        if predicted >= 0:
-            actual = resp.kind if resp.kind in ("html", "target") else "neither"
-            self.confusion[f"{LABEL_NAMES[predicted]}->{actual}"] += 1
-        return resp, final_id
-
-    def _follow(self, link_id: int) -> tuple[Response, int]:
-        """GET a link, following redirects by hand: each hop is a counted request, must stay in scope and
-        allowed by robots.txt, and must lead to a URL not seen before (which also breaks redirect loops).
-        A hop's URL joins the link table only once its response is in, so an interrupted chain is redone
-        whole on resume."""
-        url = self.links.urls[link_id]
-        # Validators of a known dataset or page; kept along redirects, so a file that moved can still be a 304.
-        conditions = self.recrawl.conditions(link_id)
-        resp = self.fetcher.fetch(url, headers=conditions)
-        self._count(resp)
-        for _hop in range(self.config.max_redirects):
-            if resp.kind != "redirect":
-                return resp, link_id
-            target = resolve(url, resp.location or "")
-            if target is None or target not in self.scope:
-                self.outcomes["redirect out of scope (not followed)"] += 1
-                return resp, link_id
-            if target in self.links:
-                self.outcomes["redirect to a known URL (not followed)"] += 1
-                return resp, link_id
-            if not self.robots.allowed(target):
-                self.outcomes["redirect disallowed by robots.txt"] += 1
-                return resp, link_id
-            resp = self.fetcher.fetch(target, headers=conditions)
-            self._count(resp)
-            link_id = self.links.add(target, self.links.depth[link_id], self.links.parent[link_id],
-                                     self.links.tag_path(link_id) or None)
-            url = target
-        if resp.kind == "redirect":
-            self.outcomes["too many redirects"] += 1
-        return resp, link_id
-
-    def _count(self, resp: Response) -> None:
-        if resp.kind in ("html", "target", "redirect", "unchanged"):
-            self.outcomes[resp.kind] += 1
-        elif resp.kind == "blocked":
-            self.outcomes[f"blocked {resp.mime}"] += 1
-        elif resp.kind == "other":
-            self.outcomes[f"not a target: {resp.mime or 'no type'}"] += 1
-        else:
-            self.outcomes[resp.error.split(":")[0] if resp.error else "error"] += 1
-
-    def _learn(self, url: str, label: int) -> None:
-        if self.policy.classifies_links:
-            self.classifier.observe(url, label)
-
-    def _process_page(self, page_id: int, resp: Response, nesting: int) -> int:
-        page_url = self.links.urls[page_id]
-        depth = self.links.depth[page_id] + 1
-        new: list[NewLink] = []
-        for link in extract_links(resp.body, page_url, _charset(resp.headers.get("content-type")),
-                                  self.config.max_links_per_page):
-            url = link.url
-            if url in self.links or url not in self.scope or extension(url) in self.config.blocked_extensions:
-                continue
-            try:
-                allowed = self.robots.allowed(url)  # may fetch a new subdomain's robots.txt
-            except CrawlInterrupted:
-                # The page's remaining links are unread: keep what was taken, read the page again on resume.
-                self.policy.add(new)
-                self._parked.append(page_id)
-                raise
-            if allowed:
-                new.append(NewLink(self.links.add(url, depth, page_id, link.tag_path), url, link.tag_path,
-                                   link.anchor, depth))
-        if not self.policy.classifies_links:
-            self.policy.add(new)
-            return 0
-        reward = 0
-        pages: list[NewLink] = []
-        handled = 0
-        try:
-            for link, label in zip(new, self._labels(new), strict=True):
-                if label == TARGET and nesting < _MAX_NESTING:
-                    reward += self._fetch_predicted_target(link.id, nesting)
-                elif label is not None:
-                    pages.append(link)
-                handled += 1
-        except CrawlInterrupted:
-            pages.extend(new[handled:])  # not fetched yet: into the frontier, so a resume crawls them
-            raise
-        finally:
-            self.policy.add(self.recrawl.claim(pages))
-        return reward
 
     def _labels(self, links: list[NewLink]) -> list[int | None]:
         """Algorithm 2: HEAD requests while the classifier is in its first batch, predictions afterwards.
@@ -510,21 +732,6 @@ class Crawler:
                 self.links.predicted[link.id] = label
                 labels.append(int(label))
         return labels
-
-    def _fetch_predicted_target(self, link_id: int, nesting: int) -> int:
-        """Targets are fetched as soon as they are found; returns 1 for a new target retrieved."""
-        if self.links.urls[link_id] in self._stored:
-            return 0
-        resp, final_id = self._get(link_id)
-        if resp.kind == "target":
-            self._learn(resp.url, TARGET)
-            return self._store_target(final_id, link_id, resp)
-        if resp.kind == "html":  # the classifier was wrong; the page is read anyway, its GET is paid for
-            self._learn(resp.url, HTML)
-            self._process_page(final_id, resp, nesting + 1)
-        elif resp.kind == "unchanged":
-            self._unchanged(link_id, final_id, resp)
-        return 0
 
     def _store_target(self, final_id: int, link_id: int, resp: Response) -> int:
         """A target's bytes are stored only when they are new or changed; returns 1 for those."""
@@ -624,6 +831,7 @@ class Crawler:
         self._pages_at_checkpoint = self.pages
         self._last_checkpoint = time.monotonic()
         self._checkpoint_cost = self._last_checkpoint - began
+        self._checkpoint_due = False
 
     def _restore(self, seq: int, state: dict, arrays: dict[str, np.ndarray], urls: list[str]) -> None:
         saved = state["config"]

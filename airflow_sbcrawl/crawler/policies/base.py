@@ -26,6 +26,10 @@ class Policy:
     name = "policy"
     #: True when the engine should label new links (HEAD, classifier or oracle) and fetch targets at once.
     classifies_links = False
+    #: True for a policy that learns from "the current page" (the last one handed out): the engine then
+    #: hands out the next link only after the last one's feedback, whatever the fetch concurrency. Policies
+    #: that key what they wait for by link id can have several pages out at once.
+    sequential = True
 
     def add(self, links: Sequence[NewLink]) -> None:
         raise NotImplementedError

@@ -15,6 +15,8 @@ from airflow_sbcrawl.crawler.policies.base import NewLink, Policy
 class FifoPolicy(Policy):
     """BFS (first in, first out) or, with ``lifo``, DFS."""
 
+    sequential = False  # learns nothing
+
     def __init__(self, lifo: bool = False) -> None:
         self.name = "dfs" if lifo else "bfs"
         self._lifo = lifo
@@ -39,6 +41,7 @@ class FifoPolicy(Policy):
 
 
 class RandomPolicy(Policy):
+    sequential = False
     name = "random"
 
     def __init__(self, rng: np.random.Generator) -> None:

@@ -24,6 +24,7 @@ class SleepingBanditPolicy(Policy):
     a uniformly random link of the chosen action crawled next."""
 
     classifies_links = True
+    sequential = False  # what a page handed out is waiting for is kept by link id
     frontier_arrays: ClassVar[dict[str, str]] = {"bucket_ids": "ids", "bucket_lengths": "counts"}
 
     def __init__(self, config: CrawlConfig, rng: np.random.Generator, name: str = "sb-classifier") -> None:
