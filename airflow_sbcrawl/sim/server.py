@@ -27,6 +27,7 @@ class LogEntry:
     status: int
     bytes_sent: int  # body bytes actually written (less than the body if the client hung up)
     time: float  # time.monotonic() when the response started (when it ended, for cut or streamed bodies)
+    arrived: float = 0.0  # time.monotonic() when the request was read, before the server's latency
 
 
 class RequestLog:
@@ -84,8 +85,11 @@ class _Handler(BaseHTTPRequestHandler):
         return f"http://{host}{self.path}"
 
     def _serve(self, method: str) -> None:
+        arrived = time.monotonic()
         url = self._absolute_url()
         site = self.server.site
+        if self.server.latency:
+            time.sleep(self.server.latency)
         try:
             conditions = {k: v for k in ("If-None-Match", "If-Modified-Since") if (v := self.headers.get(k))}
             status, headers, body = site.response(method, url, conditions=conditions)
@@ -96,7 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
         # Log before the client can see the response, so that a client which checks the log right after
         # its request finds it there; the byte count is corrected afterwards if the transfer differed.
         expected = int(headers.get("Content-Length", 0)) if method != "HEAD" else 0
-        entry = LogEntry(method, url, status, expected, time.monotonic())
+        entry = LogEntry(method, url, status, expected, time.monotonic(), arrived)
         index = self.server.log.add(entry)
         try:
             self.send_response(status)
@@ -119,7 +123,7 @@ class _Handler(BaseHTTPRequestHandler):
             with contextlib.suppress(Exception):
                 body.close()  # type: ignore[union-attr]  # stop generators of streamed bodies
             if sent != expected:
-                self.server.log.replace(index, entry, LogEntry(method, url, status, sent, time.monotonic()))
+                self.server.log.replace(index, entry, LogEntry(method, url, status, sent, time.monotonic(), arrived))
 
 
 class _Server(ThreadingHTTPServer):
@@ -133,7 +137,9 @@ class _Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
     allow_reuse_address = True
 
-    def __init__(self, addr: tuple[str, int], site: Site, log: RequestLog, verbose: bool) -> None:
+    def __init__(self, addr: tuple[str, int], site: Site, log: RequestLog, verbose: bool,
+                 latency: float = 0.0) -> None:
+        self.latency = latency
         self.site = site
         self.log = log
         self.verbose = verbose
@@ -147,8 +153,11 @@ class SimServer:
     ...     requests.get(srv.site.start_url, proxies={"http": srv.proxy_url})
     """
 
-    def __init__(self, site: Site, port: int = 0, host: str = "127.0.0.1", verbose: bool = False) -> None:
+    def __init__(self, site: Site, port: int = 0, host: str = "127.0.0.1", verbose: bool = False,
+                 latency: float = 0.0) -> None:
+        """``latency``: seconds every response waits before it starts (a remote server's round trip)."""
         self.site = site
+        self.latency = latency
         self._addr = (host, port)
         self._verbose = verbose
         self._log = RequestLog()
@@ -157,7 +166,7 @@ class SimServer:
 
     def start(self) -> SimServer:
         if self._server is None:
-            self._server = _Server(self._addr, self.site, self._log, self._verbose)
+            self._server = _Server(self._addr, self.site, self._log, self._verbose, self.latency)
             self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
                                             name=f"sim-{self.site.profile.name}", daemon=True)
             self._thread.start()
@@ -223,10 +232,10 @@ class SimServer:
 
 
 def serve_forever(profile: str = "small", seed: int = 0, port: int = 8765, crawl_delay: float | None = None,
-                  verbose: bool = False, epoch: int = 0) -> None:
+                  verbose: bool = False, epoch: int = 0, latency: float = 0.0) -> None:
     """Serve a site until interrupted (the ``sbcrawl serve-sim PROFILE`` command)."""
     site = build_site(profile, seed, crawl_delay, epoch)
-    srv = SimServer(site, port=port, verbose=verbose).start()
+    srv = SimServer(site, port=port, verbose=verbose, latency=latency).start()
     print(f"Serving site {profile!r} (seed {seed}, epoch {epoch})", flush=True)
     print(f"  proxy:     HTTP_PROXY={srv.proxy_url}", flush=True)
     print(f"  start URL: {site.start_url}", flush=True)

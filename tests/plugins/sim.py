@@ -14,9 +14,10 @@ def sim_server() -> Iterator[Callable[..., SimServer]]:
     """Factory: ``sim_server("tiny", seed=0)`` (or a built Site) → a started server, stopped after the test."""
     started: list[SimServer] = []
 
-    def start(profile: str | Site = "tiny", seed: int = 0, crawl_delay: float | None = None) -> SimServer:
+    def start(profile: str | Site = "tiny", seed: int = 0, crawl_delay: float | None = None,
+              latency: float = 0.0) -> SimServer:
         site = profile if isinstance(profile, Site) else build_site(profile, seed, crawl_delay)
-        srv = SimServer(site).start()
+        srv = SimServer(site, latency=latency).start()
         started.append(srv)
         return srv
 
