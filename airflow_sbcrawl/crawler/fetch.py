@@ -89,7 +89,7 @@ class Fetcher:
         self._proxies_by_host: dict[str, dict[str, str]] = {}
         self.session.headers["User-Agent"] = config.user_agent
         self.session.headers["Accept-Encoding"] = "gzip, deflate"
-        self._last_request: dict[str, float] = {}  # host -> when its last request was (or will be) sent
+        self._free_at: dict[str, float] = {}  # host -> when its next request may be sent
         self._turns = threading.Lock()
         self.host_delay: dict[str, float] = {}  # per-host delays above the configured one (Crawl-delay)
         self._targets = frozenset(config.target_mime_types)
@@ -139,13 +139,11 @@ class Fetcher:
     # -- politeness ------------------------------------------------------------------------------------
     def _wait_turn(self, host: str) -> None:
         """Wait until a request to ``host`` may be sent: the turns of concurrent requests are handed out
-        in order, each ``delay`` after the previous one."""
-        delay = self.delay_of(host)
+        in order, each ``delay`` after the previous one, none before a pause the server asked for ends."""
         with self._turns:
             now = time.monotonic()
-            last = self._last_request.get(host)
-            turn = now if last is None or delay <= 0 else max(now, last + delay)
-            self._last_request[host] = turn
+            turn = max(now, self._free_at.get(host, now))
+            self._free_at[host] = turn + self.delay_of(host)
         if turn > now:
             self.stop.wait(turn - now)
 
@@ -154,8 +152,12 @@ class Fetcher:
         may have taken a while since its turn came), and again from when its response ended. The delay is
         then a pause the server sees between one response and the next request, whatever the jitter of
         threads and connections on this side."""
+        self._pause(host, self.delay_of(host))
+
+    def _pause(self, host: str, seconds: float) -> None:
+        """No request to ``host`` from any thread for ``seconds`` (a Retry-After holds the whole host)."""
         with self._turns:
-            self._last_request[host] = max(self._last_request.get(host, 0.0), time.monotonic())
+            self._free_at[host] = max(self._free_at.get(host, 0.0), time.monotonic() + seconds)
 
     def _retry_wait(self, attempt: int, headers: dict[str, str]) -> float | None:
         """Seconds to wait before the next attempt, or None when the server asks for too long a pause."""
@@ -209,7 +211,7 @@ class Fetcher:
                 resp.error = f"server asked to retry after more than {self.config.max_retry_after}s"
                 return resp
             log.debug("retrying %s in %.1fs after %s", url, wait, resp.status or resp.error)
-            self.stop.wait(wait)
+            self._pause(host, wait)
             attempt += 1
 
     def _note_deadline(self, host: str, resp: Response) -> None:
