@@ -33,7 +33,7 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-requests", type=int, default=10_000, help="budget of GET and HEAD requests")
     p.add_argument("--max-bytes", type=parse_size, default=parse_size("50G"), help="budget of body bytes")
     p.add_argument("--delay", type=float, default=1.0,
-                   help="seconds between a response and the next request to the same host")
+                   help="seconds between two requests to the same host (which then gets one at a time)")
     p.add_argument("--concurrency", type=int, default=8,
                    help="requests in flight at once (a host with a delay still gets one at a time)")
     p.add_argument("--policy", choices=WITHOUT_TRUTH, default=DEFAULT_POLICY,

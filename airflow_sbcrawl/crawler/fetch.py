@@ -147,11 +147,10 @@ class Fetcher:
         if turn > now:
             self.stop.wait(turn - now)
 
-    def _mark_busy(self, host: str) -> None:
-        """The next turn of ``host`` counts from now: from when a request really went (its journal write
-        may have taken a while since its turn came), and again from when its response ended. The delay is
-        then a pause the server sees between one response and the next request, whatever the jitter of
-        threads and connections on this side."""
+    def _mark_sent(self, host: str) -> None:
+        """The next turn of ``host`` counts from when this request really goes: its journal write may have
+        taken a while since its turn came, and the server must see the delay between arrivals, not between
+        turns handed out here."""
         self._pause(host, self.delay_of(host))
 
     def _pause(self, host: str, seconds: float) -> None:
@@ -196,9 +195,8 @@ class Fetcher:
             if self.stop.is_set():
                 raise StopRequested("stop requested")
             self.budget.reserve_request()
-            self._mark_busy(host)
+            self._mark_sent(host)
             resp = self._attempt(url, method, headers)
-            self._mark_busy(host)
             if resp.kind == "refused":
                 log.warning("%s (%s)", resp.error, url)
                 return resp

@@ -63,7 +63,7 @@ class SBCrawlOperator(BaseOperator):
     :param policy: ``sb-classifier`` (default) or ``bfs``; the baselines ``dfs``, ``random`` and ``focused``
         are accepted for experiments.
     :param seed: random seed of the crawl (same seed, same site: same crawl).
-    :param delay: seconds between a response and the next request to the same host (politeness).
+    :param delay: seconds between two requests to the same host (politeness).
     :param crawl_options: any other ``CrawlConfig`` setting by name (validated; unknown names are errors).
     :param fresh: on the first try, discard a crawl state left under this task instance's key and start over
         (retries always resume).
