@@ -177,13 +177,15 @@ def summarise(runs: list[Run], crawlers: list[str], latency_ms: float) -> str:
             if crawler not in med:
                 continue
             rps, cpu, requests = med[crawler]
-
-            def ratio(other: str, index: int, value: float) -> str:
-                return f"{value / med[other][index]:.2f}x" if other in med and med[other][index] else "-"
-
             lines.append(f"| {profile} | {delay:g} | {crawler} | {requests:.0f} | {rps:.1f} | {cpu:.2f} | "
-                         f"{ratio('before', 0, rps)} | {ratio('scrapy-16', 0, rps)} | {ratio('scrapy-16', 1, cpu)} |")
+                         f"{_ratio(med, 'before', 0, rps)} | {_ratio(med, 'scrapy-16', 0, rps)} | "
+                         f"{_ratio(med, 'scrapy-16', 1, cpu)} |")
     return "\n".join(lines) + "\n"
+
+
+def _ratio(medians: dict[str, tuple[float, float, float]], other: str, index: int, value: float) -> str:
+    base = medians.get(other, (0.0, 0.0, 0.0))[index]
+    return f"{value / base:.2f}x" if base else "-"
 
 
 if __name__ == "__main__":
