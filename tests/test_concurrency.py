@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import threading
-from itertools import pairwise
 from collections import defaultdict
+from itertools import pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
 
