@@ -138,7 +138,8 @@ with DAG(
         spent = sum(row["requests"] or 0 for row in table.values())
         print(f"{spent} of {total} requests spent in {len(caps)} rounds; datasets: "
               + ", ".join(f"{url} {row['datasets']}" for url, row in table.items()))
-        return {"total_budget": total, "requests": spent, "rounds": len(caps), "sites": table, "failed": failed}
+        return {"total_budget": total, "requests": spent, "rounds": len(caps), "caps_per_round": caps,
+                "sites": table, "failed": failed}
 
     @task
     def check(summary: dict[str, Any]) -> None:

@@ -53,6 +53,11 @@ class _Sites:
                         _renamed(body, old, new))
 
 
+    def reset_state(self) -> None:
+        for site in self.sites.values():
+            site.reset_state()
+
+
 def _renamed(chunks: Iterable[bytes], old: bytes, new: bytes) -> Iterator[bytes]:
     # HTML pages are one chunk; files are streamed in chunks and name no host.
     for chunk in chunks:
