@@ -105,3 +105,43 @@ def test_shared_budget_goes_to_the_richer_site_and_is_never_exceeded(
     print("\nshared budget DAG: " + "; ".join(
         f"{url}: caps {row['caps']}, {served[url]} requests served, {row['datasets']} datasets"
         for url, row in sites.items()))
+
+
+def test_a_site_whose_crawl_fails_counts_at_its_cap_and_the_others_go_on(
+        three_sites, seaweed, seaweed_bucket, airflow_s3_conn, airflow_db, monkeypatch):
+    """No retries: the modest site's first crawl dies. Its whole cap counts as spent, it gets nothing more,
+    the other two share the rest of the budget, and the run fails at the end naming it."""
+    from airflow_sbcrawl.operators.crawl import SBCrawlOperator
+    from tests.plugins.airflow import DagResult
+
+    srv = three_sites
+    poor, modest, rich = srv.start_urls
+    execute = SBCrawlOperator.execute
+
+    def crash(progress, context):
+        raise RuntimeError("injected crash")
+
+    def execute_with_crash(self, context):
+        if self.start_url == modest:
+            self.progress_callback = crash
+        return execute(self, context)
+
+    monkeypatch.setattr(SBCrawlOperator, "execute", execute_with_crash)
+    bag = _bag(monkeypatch, SBCRAWL_BUCKET=seaweed_bucket, SBCRAWL_PREFIX="failing",
+               SBCRAWL_AWS_CONN_ID=airflow_s3_conn, SBCRAWL_CRAWL_OPTIONS=json.dumps({"delay": 0}),
+               SBCRAWL_RETRIES="0", SBCRAWL_RETRY_DELAY_S="0")
+    total = 240
+    result = DagResult(bag.dags["sbcrawl_many_sites"].test(
+        run_conf={"start_urls": srv.start_urls, "total_budget": total, "rounds": 2}))
+    assert result.state == "failed"
+    assert [str(ti.state) for ti in result.task_instances("check")] == ["failed"]
+    summary = result.xcom("report")
+    assert summary["failed"] == [modest]
+    assert summary["caps_per_round"][0] == dict.fromkeys(srv.start_urls, 40)  # half the budget, equal warm-up
+    assert modest not in summary["caps_per_round"][1]
+    # the others had the rest: the budget less their first round and the failed site's whole cap
+    second = summary["caps_per_round"][1]
+    assert sum(second[url] - summary["caps_per_round"][0][url] for url in second) == total - 3 * 40
+    served = [srv.requests(i) for i in range(3)]
+    assert served[1] <= 40 and sum(served) <= total
+    assert served[0] + served[2] == summary["sites"][poor]["requests"] + summary["sites"][rich]["requests"]
