@@ -104,8 +104,8 @@ def rounds_history(sites: Sequence[str], caps: Sequence[Mapping[str, int]],
                 raise ValueError(f"a cap was given to {site!r}, which is not one of the sites")
             report = round_reports.get(site)
             if report is None:
-                datasets = history[site][-1][1] if history[site] else 0
-                history[site].append((max(cap, history[site][-1][0] if history[site] else 0), datasets))
+                requests, datasets = history[site][-1] if history[site] else (0, 0)
+                history[site].append((max(cap, requests), datasets))
                 finished.add(site)
                 continue
             history[site].append((int(report["requests"]), int(report["targets"])))
