@@ -181,6 +181,7 @@ def test_trigger_form_fields_have_titles_descriptions_and_bounds(monkeypatch):
     many = bag.dags["sbcrawl_many_sites"].params
     assert list(many) == ["start_urls", "total_budget", "allocation", "rounds"]
     assert many.get_param("allocation").schema["enum"] == ["bandit", "equal"]
+    assert many["total_budget"] == 2000 * len(many["start_urls"])  # the one-site default, per listed provider
     assert many.get_param("rounds").schema["maximum"] == 8 and "from 1 to 8" in many.get_param("rounds").description
     ok_many = _with(many, "start_urls", ["https://www.insee.fr/en/accueil"])
     ok_many.validate()

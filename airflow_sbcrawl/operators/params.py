@@ -55,6 +55,8 @@ DEFAULT_FAMILIES: tuple[str, ...] = ("csv", "spreadsheets", "pdf", "json", "xml"
 PRODUCTION_POLICIES: Mapping[str, str] = {name: REGISTRY[name].description for name in PRODUCTION}
 
 MAX_REQUESTS = 1_000_000
+#: The many-site form's default budget per site of its default list (the one-site form's default budget).
+PER_SITE_REQUESTS = 2000
 MAX_MEGABYTES = 1_000_000
 
 
@@ -148,10 +150,12 @@ def site_list_params(default_urls: Iterable[str], max_rounds: int) -> dict[str, 
                          "in parallel on the workers. Default: every provider of the providers' list."),
         ),
         "total_budget": Param(
-            8000, type="integer", minimum=1, maximum=MAX_REQUESTS, title="Request budget for all the sites",
+            min(PER_SITE_REQUESTS * max(1, len(defaults)), MAX_REQUESTS), type="integer", minimum=1,
+            maximum=MAX_REQUESTS, title="Request budget for all the sites",
             description=(f"Most HTTP requests the crawls of all the sites may send together, from 1 to "
-                         f"{MAX_REQUESTS:,} (pages, files, HEAD probes, robots.txt and retries all count). "
-                         "How it is shared is the next setting."),
+                         f"{MAX_REQUESTS:,} (pages, files, HEAD probes, robots.txt and retries all count); by "
+                         f"default {PER_SITE_REQUESTS:,} per listed provider. How it is shared is the next "
+                         "setting."),
         ),
         "allocation": Param(
             "bandit",
