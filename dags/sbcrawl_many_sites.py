@@ -125,7 +125,7 @@ with DAG(
             rounds = [(round_caps[url], rep.get(url)) for round_caps, rep in zip(caps, reports, strict=True)
                       if url in round_caps]
             done = [r for _, r in rounds if r]
-            failed += [url] if any(r is None for _, r in rounds) or not rounds else []
+            failed += [url] if any(r is None for _, r in rounds) else []  # never given requests is not failed
             last = done[-1] if done else None
             if last is not None:
                 events[AssetAlias(MANIFEST_ALIAS)].add(Asset(last["manifest_uri"]), extra=manifest_event_extra(last))
@@ -141,7 +141,8 @@ with DAG(
         return {"total_budget": total, "requests": spent, "rounds": len(caps), "caps_per_round": caps,
                 "sites": table, "failed": failed}
 
-    @task
+    # Also downstream of every allocation, so that a failed one fails the run (skipped ones are the norm).
+    @task(trigger_rule=TriggerRule.NONE_FAILED)
     def check(summary: dict[str, Any]) -> None:
         """Fail the run when a site's crawl failed (its retries spent), after the others went on."""
         if summary["failed"]:
@@ -150,7 +151,8 @@ with DAG(
 
     urls = sites()
     previous: list[Any] = []
-    rounds: list[Any] = []
+    round_tasks: list[Any] = []
+    plans: list[Any] = []
     for n in range(1, MAX_ROUNDS + 1):
         with TaskGroup(f"round_{n}", tooltip=f"allocation and crawls of round {n}"):
             # From round 2 on: run after every crawl of the round before is done, failed ones included (that
@@ -170,7 +172,8 @@ with DAG(
             ).expand_kwargs(plan)
         previous >> plan
         previous = [plan, crawls]
-        rounds += previous
+        round_tasks += previous
+        plans.append(plan)
     summary = report(urls)
-    rounds >> summary
-    check(summary)
+    round_tasks >> summary
+    plans >> check(summary)

@@ -145,3 +145,22 @@ def test_a_site_whose_crawl_fails_counts_at_its_cap_and_the_others_go_on(
     served = [srv.requests(i) for i in range(3)]
     assert served[1] <= 40 and sum(served) <= total
     assert served[0] + served[2] == summary["sites"][poor]["requests"] + summary["sites"][rich]["requests"]
+
+
+def test_a_failed_allocation_fails_the_run(seaweed_bucket, airflow_s3_conn, airflow_db, monkeypatch):
+    """Skipped rounds are the normal end of a run; a round whose allocation failed must not pass for one."""
+    from airflow_sbcrawl.crawler import shared_budget
+    from tests.plugins.airflow import DagResult
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("injected allocation failure")
+
+    monkeypatch.setattr(shared_budget, "plan_round", broken)  # before the DAG file imports it
+    bag = _bag(monkeypatch, SBCRAWL_BUCKET=seaweed_bucket, SBCRAWL_PREFIX="broken",
+               SBCRAWL_AWS_CONN_ID=airflow_s3_conn, SBCRAWL_RETRIES="0")
+    result = DagResult(bag.dags["sbcrawl_many_sites"].test(
+        run_conf={"start_urls": ["http://www.site0.example/"], "total_budget": 10}))
+    assert result.state == "failed"
+    assert [str(ti.state) for ti in result.task_instances("round_1.allocate")] == ["failed"]
+    assert [str(ti.state) for ti in result.task_instances("round_2.allocate")] == ["skipped"]
+    assert [str(ti.state) for ti in result.task_instances("check")] == ["upstream_failed"]
