@@ -25,7 +25,8 @@ The budget is exact: the caps of a round never add up to more than the budget mi
 spent, and a crawl never goes past its cap, retries included (the crawl's budget journal in S3 records
 requests before they are sent; a retry resumes with at least what the killed try spent). A site whose crawl
 fails (retries exhausted) counts its whole cap as spent and gets nothing more; the others go on, and the
-run fails at the end (``check``), naming it. Clearing a crawl task resumes that site's crawl: what it spent
+run fails at the end (``check``), naming it. A failed allocation (a bug, not a site) skips the rounds after
+it and fails the run too. Clearing a crawl task resumes that site's crawl: what it spent
 stays spent, so a cleared run never exceeds the budget either; trigger a new run to crawl again (it starts
 warm from each site's memory).
 
