@@ -8,7 +8,8 @@ Celery broker, SeaweedFS as S3, the site simulator (three hosts of one simulated
 through its HTTP proxy), and Airflow 3: api-server, scheduler, dag-processor and two Celery workers of one
 slot each, each worker in a process group of its own.
 
-The run: ``dags/sbcrawl_many_sites.py`` is triggered for the three sites (one mapped crawl task each).
+The run: ``dags/sbcrawl_many_sites.py`` is triggered for the three sites with equal shares of
+the total budget (one round: one mapped crawl task each).
 Once a crawl's third checkpoint is in S3 (30 pages in), the worker running it is killed with SIGKILL, all
 its processes at once, as when a machine dies. Airflow notices the missing heartbeats, the task
 goes up for retry, the retry runs on the surviving worker and resumes from the checkpoint in S3.
@@ -45,6 +46,8 @@ from airflow_sbcrawl.sim import SimServer, build_site
 REPO = Path(__file__).resolve().parents[1]
 
 DAG_ID = "sbcrawl_many_sites"
+#: Equal shares of the DAG's total budget: one round, each site's crawl one mapped instance of this task.
+CRAWL_TASK = "round_1.crawl"
 BUCKET = "sbcrawl-multiworker"
 PREFIX = "many"
 CONN_ID = "sbcrawl_multiworker_s3"
@@ -288,7 +291,8 @@ def run(workdir: Path, timeout: float) -> dict[str, Any]:
         log(f"triggering {DAG_ID} for {len(SITES)} sites")
         run_id = f"multiworker__{int(time.time())}"
         airflow.run("dags", "trigger", DAG_ID, "--run-id", run_id,
-                    "--conf", json.dumps({"start_urls": SITES, "max_requests": MAX_REQUESTS}))
+                    "--conf", json.dumps({"start_urls": SITES, "total_budget": MAX_REQUESTS * len(SITES),
+                                           "allocation": "equal"}))
 
         where: dict[tuple[int, int], str] = {}  # (map_index, try_number) -> worker
         killed: dict[str, Any] = {}
@@ -296,7 +300,7 @@ def run(workdir: Path, timeout: float) -> dict[str, Any]:
         state = "queued"
         while time.monotonic() < deadline:
             rows = pg.query("select map_index, try_number, state, pid from task_instance "
-                            "where dag_id = %s and run_id = %s and task_id = 'crawl'", DAG_ID, run_id)
+                            "where dag_id = %s and run_id = %s and task_id = %s", DAG_ID, run_id, CRAWL_TASK)
             for map_index, try_number, ti_state, pid in rows:
                 worker = worker_of(pid, workers) if ti_state == "running" else None
                 if worker and (map_index, try_number) not in where:
@@ -320,9 +324,9 @@ def run(workdir: Path, timeout: float) -> dict[str, Any]:
         log(f"dag run {run_id}: {state}")
         history = pg.query(
             "select map_index, try_number, state, hostname from task_instance_history where dag_id = %s and "
-            "run_id = %s and task_id = 'crawl' union all select map_index, try_number, state, hostname from "
-            "task_instance where dag_id = %s and run_id = %s and task_id = 'crawl' order by 1, 2",
-            DAG_ID, run_id, DAG_ID, run_id)
+            "run_id = %s and task_id = %s union all select map_index, try_number, state, hostname from "
+            "task_instance where dag_id = %s and run_id = %s and task_id = %s order by 1, 2",
+            DAG_ID, run_id, CRAWL_TASK, DAG_ID, run_id, CRAWL_TASK)
         tries = [{"map_index": m, "try_number": t, "state": s, "worker": where.get((m, t))} for m, t, s, _ in history]
         for t in tries:
             log(f"  crawl[{t['map_index']}] try {t['try_number']}: {t['state']} on {t['worker']}")
@@ -344,8 +348,8 @@ def check_sites(pg: Postgres, seaweed: SeaweedFS, sim: SimServer, run_id: str,
     client = seaweed.boto3_client()
     out: dict[str, Any] = {}
     for map_index, url in enumerate(SITES):
-        (value,) = pg.query("select value from xcom where dag_id = %s and run_id = %s and task_id = 'crawl' and "
-                            "map_index = %s and key = 'return_value'", DAG_ID, run_id, map_index)[0]
+        (value,) = pg.query("select value from xcom where dag_id = %s and run_id = %s and task_id = %s and "
+                            "map_index = %s and key = 'return_value'", DAG_ID, run_id, CRAWL_TASK, map_index)[0]
         summary = value if isinstance(value, dict) else json.loads(value)
         rows = []
         for key in summary["manifest_keys"]:

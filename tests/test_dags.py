@@ -177,6 +177,18 @@ def test_trigger_form_fields_have_titles_descriptions_and_bounds(monkeypatch):
     families = params.get_param("target_families").schema
     assert families["examples"] == families["items"]["enum"]
     assert families["values_display"]["spreadsheets"].startswith("Spreadsheets")
+    # the many-site form: one budget for all the sites, how it is shared, in how many rounds
+    many = bag.dags["sbcrawl_many_sites"].params
+    assert list(many) == ["start_urls", "total_budget", "allocation", "rounds"]
+    assert many.get_param("allocation").schema["enum"] == ["bandit", "equal"]
+    assert many["total_budget"] == 2000 * len(many["start_urls"])  # the one-site default, per listed provider
+    assert many.get_param("rounds").schema["maximum"] == 8 and "from 1 to 8" in many.get_param("rounds").description
+    ok_many = _with(many, "start_urls", ["https://www.insee.fr/en/accueil"])
+    ok_many.validate()
+    for key, bad in [("start_urls", []), ("start_urls", ["stats.example"]), ("total_budget", 0),
+                     ("total_budget", 10**9), ("allocation", "greedy"), ("rounds", 0), ("rounds", 9)]:
+        with pytest.raises(ParamValidationError):
+            _with(ok_many, key, bad).validate()
 
 
 def test_target_families_partition_the_engine_target_types():
@@ -235,7 +247,8 @@ def test_adhoc_dag_renders_families_into_mime_types(monkeypatch):
 def test_mapped_dag_crawls_three_sites(sim_server, sim_proxy_env, airflow_s3_conn, seaweed, seaweed_bucket,
                                        airflow_db, monkeypatch):
     """dags/sbcrawl_many_sites.py over three hosts of one simulated portal (through one HTTP proxy): the
-    main site, its data catalogue and its publications host, each its own mapped task and S3 folder."""
+    main site, its data catalogue and its publications host, each its own mapped task and S3 folder. Equal
+    shares: one round, every site a third of the budget (the bandit's rounds: test_many_sites_dag.py)."""
     srv = sim_server("tiny", seed=0)
     sim_proxy_env(srv)
     for name in ("NO_PROXY", "no_proxy"):
@@ -245,19 +258,20 @@ def test_mapped_dag_crawls_three_sites(sim_server, sim_proxy_env, airflow_s3_con
                SBCRAWL_CRAWL_OPTIONS=json.dumps(options), SBCRAWL_RETRY_DELAY_S="0")
     dag = bag.dags["sbcrawl_many_sites"]
     urls = ["http://www.stats.example/", "http://data.stats.example/", "http://pub.stats.example/publications"]
-    dag_run = dag.test(run_conf={"start_urls": urls, "max_requests": 300})
+    dag_run = dag.test(run_conf={"start_urls": urls, "total_budget": 900, "allocation": "equal"})
 
     from tests.plugins.airflow import DagResult
 
     result = DagResult(dag_run)
     assert result.state == "success"
-    tis = result.task_instances("crawl")
+    tis = result.task_instances("round_1.crawl")
+    assert result.xcom("round_2.allocate") == []  # equal shares: one round
     assert [ti.map_index for ti in tis] == [0, 1, 2]
     client = seaweed.boto3_client()
     total_requests = 0
     lines = []
     for ti in tis:
-        summary = result.xcom("crawl", ti.map_index)
+        summary = result.xcom("round_1.crawl", ti.map_index)
         site = summary["site"]
         keys = [o["Key"] for p in client.get_paginator("list_objects_v2").paginate(
             Bucket=seaweed_bucket, Prefix=f"many/{site}/objects/") for o in p.get("Contents", [])]
@@ -267,12 +281,12 @@ def test_mapped_dag_crawls_three_sites(sim_server, sim_proxy_env, airflow_s3_con
         total_requests += summary["requests"]
         lines.append(f"{site}: {summary['targets']} targets, {summary['requests']} requests, {len(keys)} objects, "
                      f"{len(summary['manifest_keys'])} manifest objects, stop: {summary['stop_reason']}")
-    sites = [result.xcom("crawl", i)["site"] for i in range(3)]
+    sites = [result.xcom("round_1.crawl", i)["site"] for i in range(3)]
     assert sites == ["stats.example", "data.stats.example", "pub.stats.example"]
     # every request the three crawls counted reached the simulator, and nothing else did
     assert total_requests == len(srv.log)
     # the data catalogue crawl stays on its host: all its targets are there
-    data_rows = result.xcom("crawl", 1)["targets"]
+    data_rows = result.xcom("round_1.crawl", 1)["targets"]
     assert data_rows >= sum(1 for url in srv.site.targets if url.startswith("http://data.stats.example/"))
     listing = sorted({k.split("/")[1] + "/" + k.split("/")[2] for p in client.get_paginator("list_objects_v2")
                       .paginate(Bucket=seaweed_bucket) for k in (o["Key"] for o in p.get("Contents", []))})

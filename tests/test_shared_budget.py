@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_sbcrawl.crawler.shared_budget import equal_caps, next_caps
+from airflow_sbcrawl.crawler.shared_budget import equal_caps, next_caps, plan_round, rounds_history
 
 
 def _extra(caps: dict[str, int], history: dict) -> dict[str, int]:
@@ -46,5 +46,54 @@ def test_bad_arguments_are_refused():
         next_caps(100, {"a": []}, chunk=0)
 
 
-def test_equal_caps():
-    assert equal_caps(1000, ["a", "b", "c"]) == {"a": 333, "b": 333, "c": 333}
+def test_equal_caps_give_the_whole_budget():
+    assert equal_caps(1000, ["a", "b", "c"]) == {"a": 334, "b": 333, "c": 333}
+    assert equal_caps(900, ["a", "b", "c"]) == {"a": 300, "b": 300, "c": 300}
+
+
+def _report(requests: int, targets: int, stop: str = "request budget spent") -> dict:
+    return {"requests": requests, "targets": targets, "stop_reason": stop}
+
+
+def test_history_from_caps_and_reports_counts_a_failed_crawl_at_its_cap():
+    caps = [{"a": 100, "b": 100, "c": 100}, {"a": 250, "b": 150}]
+    reports = [{"a": _report(100, 40), "b": _report(100, 5), "c": _report(60, 9, "frontier exhausted: every ...")},
+               {"a": _report(240, 90)}]  # b's crawl failed in round 2
+    history, finished = rounds_history("abc", caps, reports)
+    assert history == {"a": [(100, 40), (240, 90)], "b": [(100, 5), (150, 5)], "c": [(60, 9)]}
+    assert finished == {"b", "c"}
+    with pytest.raises(ValueError, match="2 rounds of caps but 1"):
+        rounds_history("abc", caps, reports[:1])
+    with pytest.raises(ValueError, match="'z'"):
+        rounds_history("abc", [{"z": 1}], [{}])
+
+
+def test_plan_round_spreads_what_is_left_over_the_rounds_left_and_never_past_the_total():
+    sites = ["rich", "poor"]
+    first = plan_round(1000, sites, [], [], rounds=4)
+    assert first == {"rich": 125, "poor": 125}  # a quarter of the budget, equal warm-up
+    reports = [{"rich": _report(125, 60), "poor": _report(125, 2)}]
+    second = plan_round(1000, sites, [first], reports, rounds=4)
+    extra = {site: cap - 125 for site, cap in second.items()}
+    assert sum(extra.values()) == 250  # 750 left over 3 rounds
+    assert extra["rich"] > extra.get("poor", 0)
+    # the last round (and any after it) hands out all that is left; a failed site gets nothing more
+    caps = [first, {"rich": 300, "poor": 200}]
+    reports.append({"rich": _report(300, 100)})  # poor's crawl failed: its cap counts as spent
+    last = plan_round(1000, sites, caps, reports, rounds=2)
+    assert last == {"rich": 800}
+    assert plan_round(1000, sites, [*caps, last], [*reports, {"rich": _report(790, 120)}], rounds=2) == {"rich": 800}
+    assert plan_round(1000, sites, [*caps, last], [*reports, {"rich": _report(800, 120)}], rounds=2) == {}
+
+
+def test_plan_round_equal_is_one_round_of_equal_shares():
+    assert plan_round(10, ["a", "b", "c"], [], [], rounds=4, allocation="equal") == {"a": 4, "b": 3, "c": 3}
+    assert plan_round(10, ["a", "b", "c"], [{"a": 4, "b": 3, "c": 3}],
+                      [{s: _report(3, 1) for s in "abc"}], rounds=4, allocation="equal") == {}
+
+
+def test_plan_round_refuses_bad_settings():
+    with pytest.raises(ValueError, match="allocation must be one of bandit, equal"):
+        plan_round(10, ["a"], [], [], rounds=1, allocation="greedy")
+    with pytest.raises(ValueError, match="rounds must be >= 1"):
+        plan_round(10, ["a"], [], [], rounds=0)

@@ -9,12 +9,23 @@ an exploration bonus that shrinks with the requests it already had. Sites whose 
 
 The plan is a pure function of the progress so far, so a DAG can call it between rounds with what the
 crawls reported (requests spent, datasets stored, finished or not) and nothing else to persist: each site's
-next crawl resumes from its checkpoint with the returned cap as its (cumulative) ``max_requests``."""
+next crawl resumes from its checkpoint with the returned cap as its (cumulative) ``max_requests``.
+:func:`plan_round` is that call as the ``sbcrawl_many_sites`` DAG makes it: the caps of the rounds so far
+and the crawls' reports in, the next round's caps out."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+#: The stop reason of a crawl that would go on with more requests (the engine's budget says it so); any
+#: other ending (frontier exhausted, early stop, byte budget spent) means the site needs no more.
+REQUEST_BUDGET_SPENT = "request budget spent"
+#: Allocations a DAG run can choose: the bandit, or the comparison of equal shares in one round.
+ALLOCATIONS = ("bandit", "equal")
+#: A round is handed out in about this many chunks (the bandit's grain), whatever its size.
+CHUNKS_PER_ROUND = 16
 
 
 def next_caps(total: int, history: Mapping[str, Sequence[tuple[int, int]]], finished: Collection[str] = (),
@@ -68,7 +79,60 @@ def _recent_yield(rounds: Sequence[tuple[int, int]]) -> float:
 
 
 def equal_caps(total: int, sites: Sequence[str]) -> dict[str, int]:
-    """The comparison: every site the same share, in one crawl."""
+    """The comparison: every site the same share, in one crawl (the first ``total % len(sites)`` sites one
+    request more, so that the whole budget is given)."""
     if not sites:
         return {}
-    return {site: total // len(sites) for site in sites}
+    share, rest = divmod(total, len(sites))
+    return {site: share + (i < rest) for i, site in enumerate(sites)}
+
+
+def rounds_history(sites: Sequence[str], caps: Sequence[Mapping[str, int]],
+                   reports: Sequence[Mapping[str, Mapping[str, Any]]]) -> tuple[dict[str, list[tuple[int, int]]],
+                                                                              set[str]]:
+    """Every site's cumulative ``(requests, datasets)`` after each of its rounds, and the sites that need no
+    more, from the caps given in each round so far and what each crawl reported (``requests``, ``targets``,
+    ``stop_reason``). A site given a cap but without a report (its crawl failed) counts its whole cap as
+    spent, the most it can have sent, and gets nothing more: the total stays a bound whatever happened."""
+    if len(reports) != len(caps):
+        raise ValueError(f"{len(caps)} rounds of caps but {len(reports)} rounds of reports")
+    history: dict[str, list[tuple[int, int]]] = {site: [] for site in sites}
+    finished: set[str] = set()
+    for round_caps, round_reports in zip(caps, reports, strict=True):
+        for site, cap in round_caps.items():
+            if site not in history:
+                raise ValueError(f"a cap was given to {site!r}, which is not one of the sites")
+            report = round_reports.get(site)
+            if report is None:
+                requests, datasets = history[site][-1] if history[site] else (0, 0)
+                history[site].append((max(cap, requests), datasets))
+                finished.add(site)
+                continue
+            history[site].append((int(report["requests"]), int(report["targets"])))
+            if report.get("stop_reason") != REQUEST_BUDGET_SPENT:
+                finished.add(site)
+    return history, finished
+
+
+def plan_round(total: int, sites: Sequence[str], caps: Sequence[Mapping[str, int]],
+               reports: Sequence[Mapping[str, Mapping[str, Any]]], *, rounds: int,
+               allocation: str = "bandit") -> dict[str, int]:
+    """The cumulative caps of the next round (empty: the crawl is over), given the caps and reports of the
+    rounds so far (see :func:`rounds_history`).
+
+    ``bandit``: the budget left is spread over the rounds left of ``rounds`` (round ``rounds`` and any
+    after it hand out all that is left, which is what sites that stopped early left), each round by
+    :func:`next_caps`. ``equal``: one round of :func:`equal_caps`."""
+    if allocation not in ALLOCATIONS:
+        raise ValueError(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    if allocation == "equal":
+        return equal_caps(total, sites) if not caps else {}
+    history, finished = rounds_history(sites, caps, reports)
+    remaining = total - sum(h[-1][0] for h in history.values() if h)
+    if remaining <= 0:
+        return {}
+    rounds_left = max(1, rounds - len(caps))
+    round_requests = -(-remaining // rounds_left)
+    return next_caps(total, history, finished, round_requests, max(1, round_requests // CHUNKS_PER_ROUND))

@@ -93,9 +93,11 @@ class S3CrawlLayout:
     def run_prefix(self, run_id: str) -> str:
         return _join(self.site_prefix, "runs", safe_segment(run_id)) + "/"
 
-    def state_prefix(self, dag_id: str, run_id: str, task_id: str, map_index: int) -> str:
+    def state_prefix(self, dag_id: str, run_id: str, task_id: str, map_index: int | None = None) -> str:
+        """The crawl state of one task instance, or (no ``map_index``) of a crawl that several task instances
+        continue, ``task_id`` being then its crawl key."""
         return _join(self.site_prefix, "state", safe_segment(dag_id), safe_segment(run_id),
-                     safe_segment(task_id), str(map_index)) + "/"
+                     safe_segment(task_id), "" if map_index is None else str(map_index)) + "/"
 
     def memory_prefix(self) -> str:
         """The site memory (crawler/memory.py): one per site, read by every warm start."""

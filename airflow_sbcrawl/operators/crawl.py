@@ -74,6 +74,15 @@ class SBCrawlOperator(BaseOperator):
         changed files (``False``: a cold crawl; it still leaves a memory for the next run).
     :param keep_checkpoints: checkpoints of this task instance kept after a successful crawl (older ones and
         the budget journal are deleted; the site memory always stays).
+    :param crawl_key: set when several task instances continue one crawl (the rounds of a shared budget in
+        ``sbcrawl_many_sites``): they share its checkpoints, budget journal and run id, under
+        ``.../state/<dag_id>/<run_id>/<crawl_key>/``, and each resumes where the previous one stopped, with
+        its ``max_requests`` as the crawl's cumulative cap. A cleared task then resumes that crawl too (what
+        it spent stays spent) instead of starting a new incremental one, and the last checkpoint is always
+        kept for the next task.
+    :param manifest_event: emit the site's manifest Asset event when the crawl succeeds. ``False`` for a
+        task that may not be the crawl's last (the DAG then emits one event when the crawl is over, with
+        :func:`manifest_event_extra`).
     :param progress_callback: called with ``(progress, context)`` at most every 0.2 s from the crawl loop.
         For monitoring, and the documented test hook: an exception raised from it aborts the try the way a
         crash would (the retry test uses it to kill a first try after N pages).
@@ -81,7 +90,7 @@ class SBCrawlOperator(BaseOperator):
 
     template_fields: Sequence[str] = (
         "start_url", "bucket", "prefix", "aws_conn_id", "max_requests", "max_bytes", "target_mime_types",
-        "policy", "seed", "delay", "crawl_options",
+        "policy", "seed", "delay", "crawl_options", "crawl_key",
     )
     template_fields_renderers: ClassVar[dict[str, str]] = {"crawl_options": "json"}
     operator_extra_links = (CrawlReportLink(), CrawlManifestLink())
@@ -105,6 +114,8 @@ class SBCrawlOperator(BaseOperator):
         warm_start: bool = True,
         keep_checkpoints: int = 1,
         journal_lease: int = 10,
+        crawl_key: str | None = None,
+        manifest_event: bool = True,
         progress_callback: Callable[[Progress, Context], None] | None = None,
         **kwargs: Any,
     ) -> None:
@@ -124,11 +135,13 @@ class SBCrawlOperator(BaseOperator):
         self.warm_start = warm_start
         self.keep_checkpoints = keep_checkpoints
         self.journal_lease = journal_lease
+        self.crawl_key = crawl_key
+        self.manifest_event = manifest_event
         self.progress_callback = progress_callback
         self._crawler: Crawler | None = None
         self._killed = False
         self._lineage: Any = None
-        if not self.outlets:
+        if not self.outlets and manifest_event:
             # A concrete Asset when its URI is known when the DAG is parsed (ingestion DAGs schedule on it);
             # otherwise an alias that the run resolves to the concrete Asset.
             uri = self._static_manifest_uri()
@@ -190,9 +203,13 @@ class SBCrawlOperator(BaseOperator):
         dag_id, run_id, task_id = ti.dag_id, ti.run_id, ti.task_id
         map_index = getattr(ti, "map_index", -1)
         map_index = -1 if map_index is None else map_index
-        crawl_run = f"{dag_id}__{run_id}" + (f"__{map_index}" if map_index >= 0 else "")
-        store = S3StateStore(hook, layout.bucket, layout.state_prefix(dag_id, run_id, task_id, map_index),
-                             journal_lease=self.journal_lease)
+        if self.crawl_key:
+            crawl_run = f"{dag_id}__{run_id}__{self.crawl_key}"
+            state_prefix = layout.state_prefix(dag_id, run_id, self.crawl_key)
+        else:
+            crawl_run = f"{dag_id}__{run_id}" + (f"__{map_index}" if map_index >= 0 else "")
+            state_prefix = layout.state_prefix(dag_id, run_id, task_id, map_index)
+        store = S3StateStore(hook, layout.bucket, state_prefix, journal_lease=self.journal_lease)
         memory = S3StateStore(hook, layout.bucket, layout.memory_prefix())
 
         try_number = ti.try_number or 1
@@ -201,7 +218,8 @@ class SBCrawlOperator(BaseOperator):
             last = site_memory.load(memory, config.start_url)
         except site_memory.SiteMemoryError as exc:
             raise AirflowFailException(str(exc)) from exc
-        if last is not None and (last.run_id == crawl_run or last.run_id.startswith(crawl_run + RERUN)):
+        finished = last is not None and (last.run_id == crawl_run or last.run_id.startswith(crawl_run + RERUN))
+        if finished and not self.crawl_key:
             # This task instance's crawl already finished (the task was cleared after a success, or a step
             # after the crawl failed): a try is then a new incremental crawl from the memory that crawl left,
             # under its own run id, whose manifest and Asset event carry what changed since.
@@ -259,9 +277,11 @@ class SBCrawlOperator(BaseOperator):
             site=layout.site, bucket=layout.bucket, prefix=layout.prefix,
             objects_prefix=layout.objects_prefix(), manifest_keys=manifest_keys,
             manifest_uri=layout.manifest_uri(), state_prefix=store.describe(), try_number=try_number,
+            crawl_key=self.crawl_key,
             objects_uploaded=sink.objects_uploaded, objects_skipped=sink.objects_skipped,
         )
-        self._emit_manifest_event(context, layout, result)
+        if self.manifest_event:
+            self._emit_manifest_event(context, layout, result)
         self._lineage = lineage.operator_lineage(
             [lineage.site(config.start_url)],
             [lineage.s3(layout.bucket, layout.objects_prefix()),
@@ -294,7 +314,8 @@ class SBCrawlOperator(BaseOperator):
     def _clean_state(self, store: S3StateStore) -> None:
         """After a success the run state is disposable: keep the last ``keep_checkpoints`` checkpoints (for
         inspection), drop the rest and the journal. The site memory is elsewhere and stays."""
-        keep = max(0, int(self.keep_checkpoints))
+        # A crawl continued by another task (crawl_key) resumes from its last checkpoint.
+        keep = max(1 if self.crawl_key else 0, int(self.keep_checkpoints))
         try:
             seqs = store.checkpoints()
             for seq in seqs[: len(seqs) - keep]:
@@ -318,13 +339,7 @@ class SBCrawlOperator(BaseOperator):
             self.log.warning("could not update task_state_store: %s", exc)
 
     def _emit_manifest_event(self, context: Context, layout: S3CrawlLayout, result: dict[str, Any]) -> None:
-        extra = {
-            "run_id": result["run_id"], "site": layout.site, "start_url": result["start_url"],
-            "targets": result["targets"], "manifest_keys": result["manifest_keys"],
-            "objects_prefix": layout.objects_prefix(), "bucket": layout.bucket,
-            # Incremental crawls: new / changed / unchanged / gone datasets, and the run it started from.
-            "changes": result["changes"], "warm_from": result["warm_from"],
-        }
+        extra = manifest_event_extra(result)
         uri = layout.manifest_uri()
         events = context["outlet_events"]
         for outlet in self.outlets:
@@ -340,6 +355,18 @@ class SBCrawlOperator(BaseOperator):
         if crawler is not None:
             self._killed = True
             crawler.request_stop("task killed (on_kill)")
+
+
+def manifest_event_extra(result: dict[str, Any]) -> dict[str, Any]:
+    """The extra of a site's manifest Asset event, from what :meth:`SBCrawlOperator.execute` returned: what
+    ingestion (``sbcrawl_ingest``) reads to find the crawl's rows and objects."""
+    return {
+        "run_id": result["run_id"], "site": result["site"], "start_url": result["start_url"],
+        "targets": result["targets"], "manifest_keys": result["manifest_keys"],
+        "objects_prefix": result["objects_prefix"], "bucket": result["bucket"],
+        # Incremental crawls: new / changed / unchanged / gone datasets, and the run it started from.
+        "changes": result["changes"], "warm_from": result["warm_from"],
+    }
 
 
 def _best_effort(fn: Callable[[], None], what: str) -> None:

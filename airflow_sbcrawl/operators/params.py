@@ -18,6 +18,7 @@ from typing import Any
 
 from airflow_sbcrawl.crawler.addresses import start_url_problem
 from airflow_sbcrawl.crawler.policies.registry import PRODUCTION, REGISTRY
+from airflow_sbcrawl.crawler.shared_budget import ALLOCATIONS
 from airflow_sbcrawl.operators.settings import PUBLIC_URL_PATTERN
 
 #: family key -> (label shown in the form, MIME types). Ordered as the form lists them.
@@ -54,6 +55,8 @@ DEFAULT_FAMILIES: tuple[str, ...] = ("csv", "spreadsheets", "pdf", "json", "xml"
 PRODUCTION_POLICIES: Mapping[str, str] = {name: REGISTRY[name].description for name in PRODUCTION}
 
 MAX_REQUESTS = 1_000_000
+#: The many-site form's default budget per site of its default list (the one-site form's default budget).
+PER_SITE_REQUESTS = 2000
 MAX_MEGABYTES = 1_000_000
 
 
@@ -129,8 +132,10 @@ def crawl_params(example_urls: Iterable[str] = ()) -> dict[str, Any]:
     }
 
 
-def site_list_params(default_urls: Iterable[str]) -> dict[str, Any]:
-    """The trigger form of a many-site crawl (``dags/sbcrawl_many_sites.py``)."""
+def site_list_params(default_urls: Iterable[str], max_rounds: int) -> dict[str, Any]:
+    """The trigger form of a many-site crawl (``dags/sbcrawl_many_sites.py``): the sites, one request budget
+    for all of them, how it is shared, and in how many rounds (at most ``max_rounds``, the rounds the DAG
+    unrolls)."""
     from airflow.sdk import Param
 
     defaults = list(dict.fromkeys(default_urls))
@@ -144,10 +149,31 @@ def site_list_params(default_urls: Iterable[str]) -> dict[str, Any]:
             description=("One public website per line (http:// or https://); each is crawled as its own task, "
                          "in parallel on the workers. Default: every provider of the providers' list."),
         ),
-        "max_requests": Param(
-            2000, type="integer", minimum=1, maximum=MAX_REQUESTS, title="Request budget per site",
-            description=(f"Most HTTP requests each site's crawl may send, from 1 to {MAX_REQUESTS:,} "
-                         "(pages, files, HEAD probes, robots.txt and retries all count)."),
+        "total_budget": Param(
+            min(PER_SITE_REQUESTS * max(1, len(defaults)), MAX_REQUESTS), type="integer", minimum=1,
+            maximum=MAX_REQUESTS, title="Request budget for all the sites",
+            description=(f"Most HTTP requests the crawls of all the sites may send together, from 1 to "
+                         f"{MAX_REQUESTS:,} (pages, files, HEAD probes, robots.txt and retries all count); by "
+                         f"default {PER_SITE_REQUESTS:,} per listed provider. How it is shared is the next "
+                         "setting."),
+        ),
+        "allocation": Param(
+            "bandit",
+            type="string",
+            enum=list(ALLOCATIONS),
+            values_display={"bandit": "By yield: more requests to the sites that yield more datasets",
+                             "equal": "Equal shares: every site the same number of requests"},
+            title="Sharing of the budget",
+            description=("By yield: the budget goes out in rounds; the first gives every site the same share, "
+                         "each next one gives more to the sites whose last round found more new datasets per "
+                         "request (a bandit that still tries the others), and what a site that has nothing "
+                         "more to crawl leaves goes to the others. Equal shares: one round, the budget "
+                         "divided evenly."),
+        ),
+        "rounds": Param(
+            4, type="integer", minimum=1, maximum=max_rounds, title="Rounds",
+            description=(f"By yield only: the budget is spread over this many rounds, from 1 to {max_rounds} "
+                         "(more rounds adapt better; each round resumes every site's crawl from its checkpoint). "
+                         f"Up to {max_rounds} rounds in all hand out what sites that stopped early left."),
         ),
     }
-
