@@ -62,8 +62,10 @@ def test_shared_budget_goes_to_the_richer_site_and_is_never_exceeded(
         return execute(self, context)
 
     monkeypatch.setattr(SBCrawlOperator, "execute", execute_with_crash)
+    # One request at a time: with 40 requests a round, the order in which concurrent responses arrive can
+    # swap the yields of the poor and the modest site; this test is about the allocation, not about that.
     bag = _bag(monkeypatch, SBCRAWL_BUCKET=seaweed_bucket, SBCRAWL_PREFIX="shared",
-               SBCRAWL_AWS_CONN_ID=airflow_s3_conn, SBCRAWL_CRAWL_OPTIONS=json.dumps({"delay": 0}),
+               SBCRAWL_AWS_CONN_ID=airflow_s3_conn, SBCRAWL_CRAWL_OPTIONS=json.dumps({"delay": 0, "concurrency": 1}),
                SBCRAWL_RETRIES="1", SBCRAWL_RETRY_DELAY_S="0")
     dag = bag.dags["sbcrawl_many_sites"]
     result = DagResult(dag.test(run_conf={"start_urls": srv.start_urls, "total_budget": TOTAL, "rounds": 3}))
