@@ -219,6 +219,8 @@ class Crawler:
             started = self._prepare(resume, fresh)
             reason = self._loop(started)
         finally:
+            if self.pool.in_flight:  # an error left requests running: nothing will read their answers
+                self.fetcher.abort_in_flight()
             self.pool.close()
             self.fetcher.close()
         if self.store is not None:

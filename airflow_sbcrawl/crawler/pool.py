@@ -69,11 +69,13 @@ class FetchPool(Generic[J, R]):
         and benchmarks running in the same process)."""
         return sum(self._cpu)
 
-    def close(self) -> None:
+    def close(self, timeout: float = 5.0) -> None:
+        """Let the threads end once their request is done (within ``timeout`` seconds in all)."""
         for _ in self._threads:
             self._todo.put(None)
+        deadline = time.monotonic() + timeout
         for thread in self._threads:
-            thread.join(timeout=5)
+            thread.join(timeout=max(deadline - time.monotonic(), 0.0))
         self._threads = []
 
     def _run(self, slot: int) -> None:
