@@ -265,6 +265,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="only: read the hostile files of issue 9 (written to DIR, default a temporary folder)",
     )
+    parser.add_argument(
+        "--real",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="only: annotated real statistics files (DIR with expected.json, default tests/data/tables_real)",
+    )
     parser.add_argument("--large", action="store_true", help="also time sheets of 10,000 and 100,000 cells")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
     args = parser.parse_args(argv)
@@ -273,6 +280,13 @@ def main(argv: list[str] | None = None) -> int:
         from .hostilebench import main as hostile_main
 
         return hostile_main(args.hostile or None, out)
+    if args.real is not None:
+        from .realbench import main as real_main
+
+        real = real_main(args.real or None, out)
+        if args.json:
+            print(json.dumps(real), file=out)
+        return 0
     path = Path(args.data) if args.data else default_data_path()
     if not path.exists():
         print(
