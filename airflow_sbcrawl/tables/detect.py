@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import repeat
 
 import numpy as np
 
 from .classifier import LineClassifier, default_classifier
-from .features import EMPTY, MARKER, NUMBER, TEXT, cell_kinds
+from .features import EMPTY, MARK, MARKER, NUMBER, TEXT, cell_kinds
 from .model import DetectedTable, Observation, Provenance
 from .values import SheetCells
 
@@ -69,24 +70,25 @@ def _last_nonempty(classes: Sequence[str], lo: int, hi: int) -> int:
     return hi
 
 
-def _stub_width(rows: list[list[str]], body: list[int], lo: int, hi: int, cells: SheetCells) -> int:
-    """Leading columns of the body that hold labels rather than numbers."""
+def _stub_width(rows: list[list[str]], body: list[int], lo: int, hi: int, cells: SheetCells,
+                kinds: np.ndarray) -> int:
+    """Leading columns of the body that hold labels rather than numbers (markers count as numbers)."""
+    if not body:
+        return 0
+    block = kinds[body, lo : hi + 1]
+    texts = (block == TEXT).sum(axis=0)
+    used = (block != EMPTY).sum(axis=0)
+    # A bare footnote mark is a number or a label as its parse says: rare, read one by one
+    for k, j in zip(*np.nonzero(block == MARK), strict=True):
+        if cells.parse(cells.text[body[k]][lo + j]).status == "text":
+            texts[j] += 1
     width = 0
-    for j in range(lo, hi + 1):
-        texts = nums = 0
-        for i in body:
-            cell = cells.text[i][j] if j < len(rows[i]) else ""
-            if not cell:
-                continue
-            status = cells.parse(cell).status
-            if status == "text":
-                texts += 1
-            else:
-                nums += 1
+    for j in range(hi - lo + 1):
+        nums = int(used[j] - texts[j])
         # A leading column of years is the stub of a time series, not a measure
-        if texts > nums or (j == lo and nums and _all_years(rows, body, j)):
+        if texts[j] > nums or (j == 0 and nums and _all_years(rows, body, lo)):
             width += 1
-        elif texts + nums > 0 or width > 0:
+        elif used[j] > 0 or width > 0:
             break
     return width
 
@@ -125,6 +127,7 @@ def _observations(
     classes: list[str],
     lines: list[int],
     cells: SheetCells,
+    grid: tuple[np.ndarray, np.ndarray],
     lo: int,
     hi: int,
     stub_end: int,
@@ -132,13 +135,16 @@ def _observations(
     col_offset: int,
     as_groups: set[int],
 ) -> list[Observation]:
-    """The body of a table in long form; lines in ``as_groups`` are read as group labels."""
-    observations: list[Observation] = []
+    """The body of a table in long form; lines in ``as_groups`` are read as group labels.
+
+    ``grid``: the kinds and values of the block's cells (``features.cell_kinds``). The labels are made per
+    line; the cells are picked in numpy and the observations built by ``map`` over columns of fields, since
+    a table has many more cells than lines (per cell, Python only looks up its text).
+    """
     groups: list[tuple[str, str]] = []
-    parsed_cache = cells.parsed  # a dict lookup per cell rather than a method call
-    value_cols = range(stub_end + col_offset, hi + 1 + col_offset)  # sheet columns
-    col_paths = [paths.get(j, ()) for j in range(stub_end, hi + 1)]
-    add, new = observations.append, Observation
+    body: list[int] = []
+    body_labels: list[tuple[str, ...]] = []
+    body_classes: list[str] = []
     for i in lines:
         cls = classes[i]
         if cls == "group" or i in as_groups:
@@ -151,13 +157,43 @@ def _observations(
         if cls not in BODY:
             continue
         stub_cells = tuple(_clean_label(c) for c in rows[i][lo:stub_end] if c.strip())
-        labels = tuple(g for _, g in groups) + stub_cells
-        # The per-cell loop: the hottest of detection, so names are local and the value columns zipped
-        for j, raw, path in zip(value_cols, cells.text[i][stub_end : hi + 1], col_paths, strict=False):
-            if not raw or (raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw)):
-                continue
-            parsed = parsed_cache.get(raw) or cells.parse(raw)
-            add(new(i, j, labels, path, raw, parsed.value, parsed.status, cls))
+        body.append(i)
+        body_labels.append(tuple(g for _, g in groups) + stub_cells)
+        body_classes.append(cls)
+    if not body or stub_end > hi:
+        return []
+    kinds, values = grid[0][body, stub_end : hi + 1], grid[1][body, stub_end : hi + 1]
+    k_idx, j_idx = np.nonzero(kinds != EMPTY)  # row-major: the order of a loop over lines, then columns
+    text = cells.text
+    k_list, j_list = k_idx.tolist(), j_idx.tolist()
+    raws = [c for i in body for c in text[i][stub_end : hi + 1] if c]  # the same cells, in the same order
+    value_list: list[float | None] = values[k_idx, j_idx].tolist()
+    statuses = ["ok"] * len(raws)
+    keep = None
+    # Cells that are not plain numbers (markers, text, footnote marks) are few: their parse, one by one
+    for n in np.flatnonzero(kinds[k_idx, j_idx] != NUMBER).tolist():
+        raw = raws[n]
+        if raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw):
+            keep = keep or set(range(len(raws)))
+            keep.discard(n)
+            continue
+        parsed = cells.parse(raw)
+        value_list[n], statuses[n] = parsed.value, parsed.status
+    col_paths = [paths.get(j, ()) for j in range(stub_end, hi + 1)]
+    fields = zip(
+        np.asarray(body)[k_idx].tolist(),
+        (j_idx + (stub_end + col_offset)).tolist(),
+        map(body_labels.__getitem__, k_list),
+        map(col_paths.__getitem__, j_list),
+        raws,
+        value_list,
+        statuses,
+        map(body_classes.__getitem__, k_list),
+        strict=True,
+    )
+    observations = list(map(tuple.__new__, repeat(Observation), fields))
+    if keep is not None:
+        observations = [o for n, o in enumerate(observations) if n in keep]
     return observations
 
 
@@ -185,21 +221,21 @@ def build_table(
     cells: SheetCells,
     col_offset: int = 0,
     kinds: np.ndarray | None = None,
+    values: np.ndarray | None = None,
 ) -> DetectedTable:
     """One table of the sheet, lines ``span``; ``cells`` are the sheet's parsed cells (see SheetCells).
 
     ``rows`` may be a block of the sheet's columns (a table beside another); ``col_offset`` is the sheet
-    column of its first one, so that the table's cells are placed in the sheet. ``kinds``: the block's
-    ``features.cell_kinds``, when the caller has them (the table's columns are then found in numpy).
+    column of its first one, so that the table's cells are placed in the sheet. ``kinds``, ``values``: the
+    block's ``features.cell_kinds``, when the caller has them.
     """
+    if kinds is None or values is None:
+        kinds, values = cell_kinds(cells.text, cells.decimal, cells)
     a, b = span
     lines = list(range(a, b + 1))
     used = [i for i in lines if classes[i] != "empty"]
     framed = [i for i in used if classes[i] not in ("metadata", "notes")]  # titles and notes overhang
-    if kinds is not None:
-        cols = np.flatnonzero((kinds[framed] != EMPTY).any(axis=0)).tolist() if framed else []
-    else:
-        cols = [j for i in framed for j, c in enumerate(cells.text[i]) if c]
+    cols = np.flatnonzero((kinds[framed] != EMPTY).any(axis=0)).tolist() if framed else []
     lo, hi = (min(cols), max(cols)) if cols else (0, max(len(rows[a]) - 1, 0))
     body = [i for i in lines if classes[i] in BODY]
     # A header block repeated inside the table (continued under its header) gives each column one path
@@ -209,7 +245,7 @@ def build_table(
         if classes[i] == "header" and tuple(rows[i]) not in seen_headers:
             seen_headers.add(tuple(rows[i]))
             header_idx.append(i)
-    stub = _stub_width(rows, body, lo, hi, cells)
+    stub = _stub_width(rows, body, lo, hi, cells, kinds)
     stub_end = lo + stub
     # Attribute rows sit under the header row that names the columns, never first ("Currency | 2022")
     attribute_idx = [i for i in header_idx[1:] if _ATTRIBUTE.match(cells.text[i][lo])]
@@ -225,11 +261,13 @@ def build_table(
     label_only = [
         i for i in body if not any(cells.text[i][stub_end : hi + 1]) and not _all_years(rows, [i], lo)
     ]
-    observations = _observations(rows, classes, lines, cells, lo, hi, stub_end, paths, col_offset, set())
+    grid = (kinds, values)
+    observations = _observations(rows, classes, lines, cells, grid, lo, hi, stub_end, paths, col_offset, set())
     if label_only and _has_duplicate_keys(observations):
         # Lines with a label and no values ("United States dollar" above its rates) were read as data, so
         # the series under two such labels share their labels: they are section labels (groups)
-        observations = _observations(rows, classes, lines, cells, lo, hi, stub_end, paths, col_offset, set(label_only))
+        observations = _observations(rows, classes, lines, cells, grid, lo, hi, stub_end, paths, col_offset,
+                                     set(label_only))
 
     title = " ".join(" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "metadata")
     notes = [" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "notes"]
@@ -292,7 +330,7 @@ def classify_and_detect(
         classes = _repeated_headers(classes, part_cells.text)
         classes = _header_block(classes, part_cells.text, kv[0])
         for span in _segments(classes):
-            tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo, kv[0]))
+            tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo, *kv))
         line_classes = [c if c != "empty" else b for c, b in zip(line_classes, classes, strict=True)]
     return line_classes, tables
 
