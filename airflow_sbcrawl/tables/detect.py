@@ -329,6 +329,7 @@ def classify_and_detect(
         classes, proba = clf.predict_proba_sheet(part, cells=part_cells, kinds_values=kv)
         classes = _repeated_headers(classes, part_cells.text)
         classes = _header_block(classes, part_cells.text, kv[0])
+        classes = _frame_tables(classes, *kv)
         for span in _segments(classes):
             tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo, *kv))
         line_classes = [c if c != "empty" else b for c, b in zip(line_classes, classes, strict=True)]
@@ -386,6 +387,78 @@ def _header_block(classes: list[str], text: list[list[str]], kinds: np.ndarray) 
                 cls = "data"
         in_header = cls == "header"
         seen_body = seen_body or cls in BODY
+    return out
+
+
+def _frame_tables(classes: list[str], kinds: np.ndarray, values: np.ndarray) -> list[str]:
+    """Where each table's column names, title and notes are, from which lines hold numbers; the line model
+    reads lines one by one and misses these on sheets unlike SAUS (free text around a table, a header the
+    model took for data, a stack of small tables under one-line titles):
+
+    - a header line laid out like the body line right under it (numbers in the same columns, not only
+      years nor one unit repeated) is data;
+    - a line of two or more text cells just above a table's first line of numbers names its columns
+      (a header) when the model found no header there; text lines above it are the title (metadata),
+      and so are header lines standing alone between blank lines, above every header line over the
+      numbers, with no cell over a column of numbers;
+    - a text line just above a header line, after a blank line or a body, is a title;
+    - lines without a number after a table's last line of numbers are notes, and so are lines without
+      a number right under its notes.
+    """
+    out = list(classes)
+    used = kinds != EMPTY
+    numeric = ((kinds == NUMBER) | (kinds == MARKER)).any(axis=1).tolist()
+    n_cells = used.sum(axis=1).tolist()
+    lines = [i for i, c in enumerate(out) if c != "empty"]
+    with np.errstate(invalid="ignore"):
+        year = (values >= 1500) & (values <= 2099) & (values == np.round(values))
+    for pos, i in enumerate(lines[:-1]):
+        nxt = lines[pos + 1]
+        if (out[i] == "header" and numeric[i] and nxt == i + 1 and out[nxt] in BODY
+                and (kinds[i] == kinds[nxt]).all() and not year[i][kinds[i] == NUMBER].all()
+                and len(set(values[i][kinds[i] == NUMBER].tolist())) > 1):  # not a unit repeated: "(1,000)"
+            out[i] = "data"
+    for pos, i in enumerate(lines[1:], start=1):
+        prev = lines[pos - 1]
+        gap = i - prev > 1
+        if out[i] in ("data", "group") and not numeric[i] and pos + 1 < len(lines):
+            nxt = lines[pos + 1]
+            if out[nxt] == "header" and nxt == i + 1 and (gap or out[prev] in BODY):
+                out[i] = "metadata"
+    for a, b in _segments(out):
+        span = [i for i in range(a, b + 1) if out[i] != "empty"]
+        with_numbers = [i for i in span if out[i] in BODY and numeric[i]]
+        if not with_numbers:
+            if a > 0 and out[a - 1] == "notes":  # more words right under a table's notes: notes too
+                for i in span:
+                    out[i] = "notes"
+            continue
+        first, last = with_numbers[0], with_numbers[-1]
+        for i in span:
+            if i > last and out[i] in ("data", "derived", "group") and not numeric[i]:
+                out[i] = "notes"
+        above = [i for i in span if i < first]
+        if not above:
+            continue
+        names = above[-1]
+        if out[names] in BODY and not numeric[names] and n_cells[names] >= 2:
+            out[names] = "header"
+            for i in above[:-1]:
+                if out[i] in ("data", "derived", "group", "header"):
+                    out[i] = "metadata"
+        elif out[names] == "header":
+            # Header lines parted by a blank line from the header block of the numbers, with no cell over a
+            # column of numbers ("Data Source | World Development Indicators"), describe the file
+            k = len(above) - 1
+            while k > 0 and out[above[k - 1]] == "header" and above[k] - above[k - 1] == 1:
+                k -= 1
+            value_cols = ((kinds[with_numbers] == NUMBER) | (kinds[with_numbers] == MARKER)).any(axis=0)
+            value_cols[: int(used[span].any(axis=0).argmax()) + 1] = False  # the stub (years, codes) is no value
+            over_values = [i for i in above if out[i] == "header" and (used[i] & value_cols).any()]
+            for i in above[:k]:
+                if over_values and i < over_values[0] and out[i] == "header" and out[i + 1] == "empty" \
+                        and (i == 0 or out[i - 1] == "empty") and not (used[i] & value_cols).any():
+                    out[i] = "metadata"
     return out
 
 
