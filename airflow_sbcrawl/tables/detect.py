@@ -12,7 +12,7 @@ import numpy as np
 from .classifier import LineClassifier, default_classifier
 from .features import EMPTY, MARK, MARKER, NUMBER, TEXT, cell_kinds
 from .model import DetectedTable, Observation, Provenance
-from .values import SheetCells
+from .values import SheetCells, parse_range
 
 DETECTOR_VERSION = "sbcrawl-tables/0.2+lr1"
 
@@ -178,6 +178,8 @@ def _observations(
             keep.discard(n)
             continue
         parsed = cells.parse(raw)
+        if parsed.status == "text":
+            parsed = parse_range(raw, cells.decimal) or parsed
         value_list[n], statuses[n] = parsed.value, parsed.status
     col_paths = [paths.get(j, ()) for j in range(stub_end, hi + 1)]
     fields = zip(
@@ -416,7 +418,7 @@ def _frame_tables(classes: list[str], kinds: np.ndarray, values: np.ndarray) -> 
         nxt = lines[pos + 1]
         if (out[i] == "header" and numeric[i] and nxt == i + 1 and out[nxt] in BODY
                 and (kinds[i] == kinds[nxt]).all() and not year[i][kinds[i] == NUMBER].all()
-                and len(set(values[i][kinds[i] == NUMBER].tolist())) > 1):  # not a unit repeated: "(1,000)"
+                and not _one_unit_repeated(values[i][kinds[i] == NUMBER].tolist())):
             out[i] = "data"
     for pos, i in enumerate(lines[1:], start=1):
         prev = lines[pos - 1]
@@ -460,6 +462,11 @@ def _frame_tables(classes: list[str], kinds: np.ndarray, values: np.ndarray) -> 
                         and (i == 0 or out[i - 1] == "empty") and not (used[i] & value_cols).any():
                     out[i] = "metadata"
     return out
+
+
+def _one_unit_repeated(numbers: list[float]) -> bool:
+    """A header line of units reads as numbers: "(1,000)" over every column."""
+    return len(numbers) > 1 and len(set(numbers)) == 1
 
 
 def column_blocks(kinds: np.ndarray, values: np.ndarray) -> list[tuple[int, int]]:

@@ -161,6 +161,23 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
     return ParsedValue(-value if negative else value, "ok")
 
 
+# "10-14", "10–14", "0.5 - 1.2", "10 to 14": two numbers, the first not above the second
+_RANGE = re.compile(r"^(\d[\d,.]*)\s*(?:[-\u2013\u2014]|to)\s*(\d[\d,.]*)$")
+
+
+def parse_range(text: str, decimal: str | None = None) -> ParsedValue | None:
+    """A range in a value cell ("10-14"): its midpoint with status "range" (the raw keeps both ends), or
+    None when the text is not one. A range is a label in a stub ("15-24" years of age), so parse_value
+    leaves it text and only the cells of value columns are read with this."""
+    match = _RANGE.match(_strip_footnotes(text.strip()))
+    if match is None:
+        return None
+    lo, hi = (_to_float(g.rstrip(",."), decimal) for g in match.groups())
+    if lo is None or hi is None or lo > hi:  # "2016-12", "1990-91": a date or a period, not a range
+        return None
+    return ParsedValue((lo + hi) / 2, "range")
+
+
 def is_number(text: str, decimal: str | None = None) -> bool:
     return parse_value(text, decimal).status == "ok"
 
