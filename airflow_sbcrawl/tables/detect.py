@@ -199,6 +199,47 @@ def _observations(
     return observations
 
 
+def total_columns(values: np.ndarray, max_run: int = 20, share: float = 0.8) -> list[int]:
+    """Columns of a table's body that are the sum of the columns just right or left of them ("Total" before
+    or after "Men", "Women"): in ``share`` of the lines where they hold a number other than 0, at least two.
+
+    ``values``: the body lines x the value columns (NaN where no number); a run of columns holding a blank
+    is no sum. Published figures are rounded: the tolerance is the rounding of the parts to the total's
+    last digit. All columns and run lengths at once, from one cumulative sum per line.
+    """
+    if values.ndim != 2 or values.shape[1] < 3 or values.shape[0] < 2:
+        return []
+    n = values.shape[1]
+    present = ~np.isnan(values)
+    zero = np.zeros((len(values), 1))
+    csum = np.concatenate([zero, np.cumsum(np.where(present, values, 0.0), axis=1)], axis=1)
+    blanks = np.concatenate([zero, np.cumsum(~present, axis=1)], axis=1)
+    ks = np.arange(2, min(max_run, n - 1) + 1)[None, :]  # run lengths
+    col = np.arange(n)[:, None]
+    lines = present & (values != 0)
+    target = np.where(lines, values, np.nan)[:, :, None]
+    tol = (1.01 * _last_digit(values))[:, :, None] * (ks + 1) / 2
+    found = np.zeros(n, dtype=bool)
+    # right of j: columns j+1 .. j+k; left of j: columns j-k .. j-1
+    for lo, hi, fits in ((col + 1, col + 1 + ks, col + 1 + ks <= n), (col - ks, col + 0 * ks, col - ks >= 0)):
+        lo, hi = np.clip(lo, 0, n), np.clip(hi, 0, n)
+        sums = csum[:, hi] - csum[:, lo]
+        whole = (blanks[:, hi] - blanks[:, lo]) == 0
+        hits = ((np.abs(sums - target) <= tol) & whole & fits[None]).sum(axis=0)  # (column, run length)
+        found |= (hits >= share * lines.sum(axis=0)[:, None]).any(axis=1)
+    found &= lines.sum(axis=0) >= 2
+    return np.flatnonzero(found).tolist()
+
+
+def _last_digit(v: np.ndarray) -> np.ndarray:
+    """The unit of each number's last decimal digit, up to 6 decimals (1 for integers, 0.01 for 23.65)."""
+    unit = np.full(v.shape, 1e-6)
+    for d in range(6, -1, -1):
+        scaled = v * 10.0**d
+        unit = np.where(np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1, np.abs(scaled)), 10.0**-d, unit)
+    return unit
+
+
 def _has_duplicate_keys(observations: list[Observation]) -> bool:
     keys = {(o.row_labels, o.column_path) for o in observations}
     return len(keys) < len(observations)
@@ -270,6 +311,9 @@ def build_table(
         # the series under two such labels share their labels: they are section labels (groups)
         observations = _observations(rows, classes, lines, cells, grid, lo, hi, stub_end, paths, col_offset,
                                      set(label_only))
+    totals = {j + stub_end + col_offset for j in total_columns(values[body, stub_end : hi + 1])} if body else set()
+    if totals:
+        observations = [o._replace(line_class="derived") if o.col in totals else o for o in observations]
 
     title = " ".join(" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "metadata")
     notes = [" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "notes"]

@@ -326,7 +326,7 @@ def _run_sum_hits(values: np.ndarray, present: np.ndarray, max_run: int) -> tupl
     filled = (np.arange(depth)[:, None] < m).T  # (column, position): the position holds a number
     v = np.where(filled, np.take_along_axis(values, order[:depth], axis=0).T, 0.0)
     csum = np.concatenate([np.zeros((len(m), 1)), np.cumsum(v, axis=1)], axis=1)
-    tol = np.maximum(np.abs(v) * 0.002, 1.01 * _rounding_unit(v))
+    tol = np.maximum(np.abs(v) * 0.002, 1.01 * rounding_unit(v))
     candidate = filled & (v != 0)
     ks = np.arange(2, min(max_run, depth - 1) + 1)[:, None, None]
     col = np.arange(len(m))[None, :, None]
@@ -342,7 +342,7 @@ def _run_sum_hits(values: np.ndarray, present: np.ndarray, max_run: int) -> tupl
     return order[:depth].T[filled], hits_below[filled], hits_above[filled]
 
 
-def _rounding_unit(v: np.ndarray) -> np.ndarray:
+def rounding_unit(v: np.ndarray) -> np.ndarray:
     """Published figures are rounded: a total may differ from the sum of its parts by a few units."""
     frac = np.abs(v - np.round(v))
     unit = np.where(frac < 1e-9, 1.0, 0.1)
