@@ -14,7 +14,7 @@ from .features import EMPTY, MARK, MARKER, NUMBER, TEXT, cell_kinds
 from .model import DetectedTable, Observation, Provenance
 from .values import SheetCells, parse_range
 
-DETECTOR_VERSION = "sbcrawl-tables/0.2+lr1"
+DETECTOR_VERSION = "sbcrawl-tables/0.3+lr1"  # 0.3: tables framed by their lines of numbers, ranges, total columns
 
 BODY = ("data", "derived")
 _FOOTNOTE_MARK = re.compile(r"\s*(\\\d+|\[\w{1,3}\]|[\u00b9\u00b2\u00b3\u2070-\u2079]+)\s*$")
