@@ -74,3 +74,15 @@ def test_real_bench_scores_each_file_against_its_annotation(tmp_path):
     assert (summary["files"], summary["files_without_problems"]) == (2, 1)
     assert (summary["tables_expected"], summary["tables_found"], summary["recall"]) == (1, 2, 1.0)
     assert "sheet 'Sheet1': 1 tables, expected 0" in out.getvalue()
+
+
+def test_pdf_ruled_around_column_groups_is_read_from_its_words():
+    # pdfplumber's grid of this page has one cell per group of columns ("11,062 .6 1,540 .0 ..."); the
+    # words give a column per figure, the points sitting low join their line, dot leaders leave the labels
+    tables = detect_file(REAL / "camelot-12s0324.pdf").tables
+    assert len(tables) == 2
+    by_race = tables[1]
+    assert len(by_race.observations) > 150
+    robbery = {o.column_path[-1]: o.value for o in by_race.observations if o.row_labels == ("Robbery",)}
+    assert robbery["White"] == 43039.0 and robbery["Black"] == 55742.0
+    assert robbery["T otal"] == 100496.0

@@ -22,9 +22,16 @@ _FOOTNOTE_MARK = re.compile(r"\s*(\\\d+|\[\w{1,3}\]|[\u00b9\u00b2\u00b3\u2070-\u
 _MARK_FIRST = frozenset("\\[\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))))
 
 
+_PUNCTUATION = re.compile(r"^[\W_]+$")
+_LEADER = re.compile(r"(?:\s*\.){2,}\s*$")  # dot leaders between a label and its figures: "Robbery. . . . ."
+
+
 def _clean_label(text: str) -> str:
-    """Labels lose their footnote marks and inner runs of spaces ("Supply,      total   \\1")."""
-    return " ".join(_FOOTNOTE_MARK.sub("", text).split())
+    """Labels lose their footnote marks, dot leaders and inner runs of spaces ("Supply,      total   \\1")."""
+    text = _FOOTNOTE_MARK.sub("", text)
+    if text.endswith("."):
+        text = _LEADER.sub("", text)
+    return " ".join(text.split())
 
 
 def _segments(classes: Sequence[str]) -> list[tuple[int, int]]:
@@ -156,7 +163,8 @@ def _observations(
             continue
         if cls not in BODY:
             continue
-        stub_cells = tuple(_clean_label(c) for c in rows[i][lo:stub_end] if c.strip())
+        # a stub cell of punctuation only (a dot leader's last point in a column of its own) labels nothing
+        stub_cells = tuple(x for x in map(_clean_label, rows[i][lo:stub_end]) if x and not _PUNCTUATION.match(x))
         body.append(i)
         body_labels.append(tuple(g for _, g in groups) + stub_cells)
         body_classes.append(cls)
@@ -453,7 +461,9 @@ def _frame_tables(classes: list[str], kinds: np.ndarray, values: np.ndarray) -> 
     """
     out = list(classes)
     used = kinds != EMPTY
-    numeric = ((kinds == NUMBER) | (kinds == MARKER)).any(axis=1).tolist()
+    # a line of numbers holds a number; a marker alone ("c", "-") may be a code or a dash in a text
+    numeric = (kinds == NUMBER).any(axis=1).tolist()
+    figures = ((kinds == NUMBER) | (kinds == MARKER)).any(axis=1).tolist()
     n_cells = used.sum(axis=1).tolist()
     lines = [i for i, c in enumerate(out) if c != "empty"]
     with np.errstate(invalid="ignore"):
@@ -467,7 +477,7 @@ def _frame_tables(classes: list[str], kinds: np.ndarray, values: np.ndarray) -> 
     for pos, i in enumerate(lines[1:], start=1):
         prev = lines[pos - 1]
         gap = i - prev > 1
-        if out[i] in ("data", "group") and not numeric[i] and pos + 1 < len(lines):
+        if out[i] in ("data", "group") and not figures[i] and pos + 1 < len(lines):
             nxt = lines[pos + 1]
             if out[nxt] == "header" and nxt == i + 1 and (gap or out[prev] in BODY):
                 out[i] = "metadata"
@@ -481,13 +491,13 @@ def _frame_tables(classes: list[str], kinds: np.ndarray, values: np.ndarray) -> 
             continue
         first, last = with_numbers[0], with_numbers[-1]
         for i in span:
-            if i > last and out[i] in ("data", "derived", "group") and not numeric[i]:
+            if i > last and out[i] in ("data", "derived", "group") and not figures[i]:
                 out[i] = "notes"
         above = [i for i in span if i < first]
         if not above:
             continue
         names = above[-1]
-        if out[names] in BODY and not numeric[names] and n_cells[names] >= 2:
+        if out[names] in BODY and not figures[names] and n_cells[names] >= 2:
             out[names] = "header"
             for i in above[:-1]:
                 if out[i] in ("data", "derived", "group", "header"):
