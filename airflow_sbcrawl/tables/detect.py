@@ -383,7 +383,7 @@ def classify_and_detect(
         classes, proba = clf.predict_proba_sheet(part, cells=part_cells, kinds_values=kv)
         classes = _repeated_headers(classes, part_cells.text)
         classes = _header_block(classes, part_cells.text, kv[0])
-        classes = _frame_tables(classes, *kv)
+        classes = _frame_tables(classes, part_cells.text, *kv)
         for span in _segments(classes):
             tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo, *kv))
         line_classes = [c if c != "empty" else b for c, b in zip(line_classes, classes, strict=True)]
@@ -444,7 +444,7 @@ def _header_block(classes: list[str], text: list[list[str]], kinds: np.ndarray) 
     return out
 
 
-def _frame_tables(classes: list[str], kinds: np.ndarray, values: np.ndarray) -> list[str]:
+def _frame_tables(classes: list[str], text: list[list[str]], kinds: np.ndarray, values: np.ndarray) -> list[str]:
     """Where each table's column names, title and notes are, from which lines hold numbers; the line model
     reads lines one by one and misses these on sheets unlike SAUS (free text around a table, a header the
     model took for data, a stack of small tables under one-line titles):
@@ -455,7 +455,9 @@ def _frame_tables(classes: list[str], kinds: np.ndarray, values: np.ndarray) -> 
       (a header) when the model found no header there; text lines above it are the title (metadata),
       and so are header lines standing alone between blank lines, above every header line over the
       numbers, with no cell over a column of numbers;
-    - a text line just above a header line, after a blank line or a body, is a title;
+    - a text line just above a header line, after a blank line or a body, is a title, and so is a header
+      line that reads "Table 4: ..." once its spaces are gone (letter-spaced titles of PDFs), and the
+      title's unit in brackets under it;
     - lines without a number after a table's last line of numbers are notes, and so are lines without
       a number right under its notes.
     """
@@ -496,6 +498,13 @@ def _frame_tables(classes: list[str], kinds: np.ndarray, values: np.ndarray) -> 
         above = [i for i in span if i < first]
         if not above:
             continue
+        for i in above:  # "T ABLE 4: ST A TE-WISE ..." spaced out over the columns is still a title
+            if out[i] == "header" and _TABLE_TITLE.match("".join(text[i]).replace(" ", "")):
+                out[i] = "metadata"
+            elif out[i] == "header" and i > 0 and out[i - 1] == "metadata" and n_cells[i] == 1:
+                cell = next(c for c in text[i] if c)
+                if cell.startswith("(") and cell.endswith(")"):  # the title's unit: "(Per cent)"
+                    out[i] = "metadata"
         names = above[-1]
         if out[names] in BODY and not figures[names] and n_cells[names] >= 2:
             out[names] = "header"
@@ -516,6 +525,9 @@ def _frame_tables(classes: list[str], kinds: np.ndarray, values: np.ndarray) -> 
                         and (i == 0 or out[i - 1] == "empty") and not (used[i] & value_cols).any():
                     out[i] = "metadata"
     return out
+
+
+_TABLE_TITLE = re.compile(r"^(table|tabelle|tableau|tabla|cuadro|tab\.)\d+[\w.]*[:.]", re.I)
 
 
 def _one_unit_repeated(numbers: list[float]) -> bool:
