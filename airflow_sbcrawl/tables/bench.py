@@ -1,6 +1,7 @@
 """Table benchmark: line classification on annotated sheets (the SAUS set of Strudel, or any JSONL alike).
 
-    python -m airflow_sbcrawl.tables.bench [--data FILE] [--cv K] [--train OUT.json] [--multi N]
+    python -m airflow_sbcrawl.tables.bench [--data FILE] [--cv K] [--train OUT.json] [--multi N] [--large]
+    python -m airflow_sbcrawl.tables.bench --real [DIR]      (annotated real statistics files, realbench.py)
 
 Prints per-class precision/recall/F1, macro-F1 over the six non-empty classes, table recall and precision
 at IoU >= 0.5 (every annotated sheet is one table), and the CPU time of detection (features + classification
