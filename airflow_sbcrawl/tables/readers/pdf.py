@@ -275,13 +275,29 @@ def _split_numbers(p: Phrase) -> list[Phrase]:
     return parts
 
 
+def _with_headers(blocks: list[list[Line]]) -> list[list[Line]]:
+    """A block without a single figure right above another block is that block's header or title (a
+    header set apart by a wider gap than the body's pitch), not a table of its own."""
+    out: list[list[Line]] = []
+    pending: list[Line] = []
+    for block in blocks:
+        if any(_FIGURE.match(p.text.replace(" ", "")) for line in block for p in line):
+            out.append(pending + block)
+            pending = []
+        else:
+            pending += block
+    if pending:
+        out.append(pending)
+    return out
+
+
 def _word_tables(phrases: list[Phrase], bottoms: list[float] | None = None) -> list[list[list[str]]]:
     """Tables of cell strings from one page's phrases; blocks without a column structure are prose.
 
     ``bottoms``, when given, receives the lowest y of each table (to tell a table that fills its page)."""
     tables = []
     phrases = [part for p in phrases for part in _split_numbers(p)]
-    for block in _blocks(_lines(phrases)):
+    for block in _with_headers(_blocks(_lines(phrases))):
         defining = _column_lines(block)
         if len(defining) < 2:
             continue
@@ -334,6 +350,11 @@ def unstack(rows: list[list[str]]) -> list[list[str]]:
         else:
             out.append([" ".join(x.strip() for x in p if x.strip()) for p in parts])
     return out
+
+
+def _filled(tables: list[list[list[str]]]) -> int:
+    """Non-empty cells: a ruled grid with half the cells of the page's words lumps rows or columns together."""
+    return sum(1 for row in itertools.chain.from_iterable(tables) for cell in row if cell)
 
 
 def _columns_merged(tables: list[list[list[str]]]) -> bool:
@@ -489,10 +510,12 @@ def _read_page(
     if MIN_RULES <= paths <= MAX_RULES:
         opened = _plumber(data, plumber)
         ruled = _ruled_tables(opened, index) if opened is not None else []
-        if ruled and not _columns_merged(ruled):
-            return ruled, False
+    else:
+        ruled = []
     bottoms: list[float] = []
     tables = _word_tables(phrases, bottoms)
+    if ruled and not _columns_merged(ruled) and _filled(tables) < 2 * _filled(ruled):
+        return ruled, False
     return tables, bool(bottoms) and bottoms[-1] > 0.8 * shown_height
 
 
