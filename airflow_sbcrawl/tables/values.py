@@ -200,17 +200,15 @@ def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
     if "," not in "\n".join(counts):
         # Without a comma there is no vote for it: the answer is "." as soon as one cell votes for the dot
         return "." if any(_DECIMAL_DOT_HINT.match(c.strip().replace(" ", "")) for c in counts if "." in c) else None
-    for cell, times in counts.items():
-        c = cell.strip().replace(" ", "")
-        if "," not in c and "." not in c:  # every hint has a separator; most cells have none
-            continue
-        hint = _DECIMAL_HINT.match(c)
-        if hint is None:
-            continue
-        if hint.lastgroup == "comma":
-            comma += times
-        else:
-            dot += times
+    # Every hint has a separator, most cells none: the candidates first, then one pattern mapped over them
+    texts = [c for c in counts if "," in c or "." in c]
+    cleaned = [c.strip().replace(" ", "") if " " in c else c.strip() for c in texts]
+    for text, hint in zip(texts, map(_DECIMAL_HINT.match, cleaned), strict=True):
+        if hint is not None:
+            if hint.lastgroup == "comma":
+                comma += counts[text]
+            else:
+                dot += counts[text]
     if comma == dot == 0:
         return None
     return "," if comma > dot else "."
