@@ -58,7 +58,7 @@ _MARK_LAST = frozenset("]*\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0
 _UNIT_FIRST = frozenset("$€£¥")
 _UNIT_LAST = frozenset("%‰$€£¥")
 # "-12", "3.25", "1,234" or "1,234.5": read the same by every step of parse_value unless the decimal is ","
-_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+PLAIN_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 _GROUPED_COMMA = re.compile(r"^\d{1,3}(?:,\d{3})+$")
 _GROUPED_DOT = re.compile(r"^\d{1,3}(?:\.\d{3})+$")
 
@@ -130,7 +130,7 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
     # Fast paths for the commonest cells, in which no marker, mark or unit can be
     if raw.isascii() and raw.isdigit():
         return ParsedValue(float(raw), "ok")
-    if decimal != "," and _PLAIN_NUMBER.fullmatch(raw):
+    if decimal != "," and PLAIN_NUMBER.fullmatch(raw):
         return ParsedValue(float(raw.replace(",", "")), "ok")
     status = marker_status(raw)
     if status is not None:
