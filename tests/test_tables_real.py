@@ -86,3 +86,11 @@ def test_pdf_ruled_around_column_groups_is_read_from_its_words():
     robbery = {o.column_path[-1]: o.value for o in by_race.observations if o.row_labels == ("Robbery",)}
     assert robbery["White"] == 43039.0 and robbery["Black"] == 55742.0
     assert robbery["T otal"] == 100496.0
+
+
+def test_real_bench_without_annotations_says_so_in_one_line(tmp_path, capsys):
+    from airflow_sbcrawl.tables.bench import main as bench_main
+
+    assert bench_main(["--real", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "expected.json" in err

@@ -282,9 +282,14 @@ def main(argv: list[str] | None = None) -> int:
 
         return hostile_main(args.hostile or None, out)
     if args.real is not None:
+        from .realbench import EXPECTED_NAME, default_dir
         from .realbench import main as real_main
 
-        real = real_main(args.real or None, out)
+        folder = Path(args.real) if args.real else default_dir()
+        if not (folder / EXPECTED_NAME).is_file():
+            print(f"no {EXPECTED_NAME} in {folder}: give the folder of annotated files (--real DIR)", file=sys.stderr)
+            return 2
+        real = real_main(folder, out)
         if args.json:
             print(json.dumps(real), file=out)
         return 0
