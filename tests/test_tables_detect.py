@@ -281,3 +281,19 @@ def test_a_total_column_is_derived_by_arithmetic_not_by_its_name():
     values = np.array([[1.0, 2.0, 3.0, 9.0], [4.0, 5.0, 9.0, 1.0], [2.5, 2.5, 5.0, nan]])
     assert total_columns(values) == [2]  # 9.0 = 4 + 5 on one line only: column 3 is not a total
     assert total_columns(np.array([[23.65, 20.81, 3.04], [15.34, 13.50, 1.97]])) == []  # 23.85 is not 23.65
+
+
+def test_a_label_line_right_under_the_header_does_not_replace_it():
+    from airflow_sbcrawl.tables.detect import _frame_tables
+    from airflow_sbcrawl.tables.features import cell_kinds
+    from airflow_sbcrawl.tables.values import SheetCells
+
+    rows = [["Region", "2010", "2011"], ["Northeast", "States", ""], ["Maine", "1.3", "1.4"],
+            ["Vermont", "0.6", "0.6"]]
+    cells = SheetCells.guess(rows)
+    kinds, values = cell_kinds(rows, cells.decimal, cells)
+    framed = _frame_tables(["header", "data", "data", "data"], cells.text, kinds, values)
+    assert framed == ["header", "data", "data", "data"]
+    # the same label line under free text, with no header: it names the columns
+    framed = _frame_tables(["metadata", "data", "data", "data"], cells.text, kinds, values)
+    assert framed == ["metadata", "header", "data", "data"]

@@ -506,7 +506,9 @@ def _frame_tables(classes: list[str], text: list[list[str]], kinds: np.ndarray, 
                 if cell.startswith("(") and cell.endswith(")"):  # the title's unit: "(Per cent)"
                     out[i] = "metadata"
         names = above[-1]
-        if out[names] in BODY and not figures[names] and n_cells[names] >= 2:
+        # (not when a header line is right above it: that header names the columns, this is a label line)
+        header_above = len(above) > 1 and out[above[-2]] == "header" and above[-1] - above[-2] == 1
+        if out[names] in BODY and not figures[names] and n_cells[names] >= 2 and not header_above:
             out[names] = "header"
             for i in above[:-1]:
                 if out[i] in ("data", "derived", "group", "header"):
