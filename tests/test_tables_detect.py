@@ -1,5 +1,6 @@
 """Table detection on hand-made sheets: multi-row headers, groups, totals, notes, two tables, markers."""
 
+import numpy as np
 import pytest
 
 from airflow_sbcrawl.tables import Provenance, detect_file, detect_tables
@@ -262,3 +263,37 @@ def test_time_series_side_by_side_split_on_their_year_stubs():
     assert [(t.first_col, t.last_col) for t in tables] == [(0, 2), (5, 7)]
     assert {o.column_path for o in tables[1].observations} == {("Imports",), ("Exports",)}
     assert tables[1].observations[0].row_labels == ("2010",)
+
+
+def test_a_total_column_is_derived_by_arithmetic_not_by_its_name():
+    from airflow_sbcrawl.tables.detect import total_columns
+
+    rows = [["Table 5. Persons employed by region (thousands)", "", "", "", ""], ["", "", "", "", ""],
+            ["Region", "Men", "Women", "All", "Share of women (%)"], ["North", "70", "50", "120", "41.7"],
+            ["South", "180", "160", "340", "47.1"], ["East", "140", "140", "281", "49.8"],  # 281: rounded parts
+            ["West", "81", "69", "150", "46.0"], ["Islands", "12", "9", "21", "42.9"]]
+    (table,) = detect_tables(rows, Provenance("t", "t"))
+    by_col = {}
+    for o in table.observations:
+        by_col.setdefault(o.column_path[-1], set()).add(o.line_class)
+    assert by_col == {"Men": {"data"}, "Women": {"data"}, "All": {"derived"}, "Share of women (%)": {"data"}}
+    nan = float("nan")
+    values = np.array([[1.0, 2.0, 3.0, 9.0], [4.0, 5.0, 9.0, 1.0], [2.5, 2.5, 5.0, nan]])
+    assert total_columns(values) == [2]  # 9.0 = 4 + 5 on one line only: column 3 is not a total
+    assert total_columns(np.array([[23.65, 20.81, 3.04], [15.34, 13.50, 1.97]])) == []  # 23.85 is not 23.65
+
+
+def test_a_label_line_right_under_the_header_does_not_replace_it():
+    from airflow_sbcrawl.tables.detect import _frame_tables
+    from airflow_sbcrawl.tables.features import cell_kinds
+    from airflow_sbcrawl.tables.values import SheetCells
+
+    rows = [["Region", "2010", "2011"], ["Northeast", "States", ""], ["Maine", "1.3", "1.4"],
+            ["Vermont", "0.6", "0.6"]]
+    cells = SheetCells.guess(rows)
+    kinds, values = cell_kinds(rows, cells.decimal, cells)
+    framed = _frame_tables(["header", "data", "data", "data"], cells.text, kinds, values)
+    assert framed == ["header", "data", "data", "data"]
+    # the same label line under free text, with no header: it names the columns
+    framed = _frame_tables(["metadata", "data", "data", "data"], cells.text, kinds, values)
+    assert framed == ["metadata", "header", "data", "data"]

@@ -74,3 +74,41 @@ def test_margin_of_error_keeps_the_estimate():
     assert parse_value("76.3±1.2").value == 76.3 and parse_value("76.3±1.2").status == "ok"
     assert parse_value("1.234,5 ± 2,1", ",").value == 1234.5
     assert parse_value("± 3").status == "text" and parse_value("n/a ± 2").status == "text"
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("10-14", 12.0), ("10\u201314", 12.0), ("0.5 - 1.2", 0.85), ("10 to 14", 12.0), ("1,000-2,000", 1500.0),
+     ("5-9 \\1", 7.0)],
+)
+def test_ranges_read_as_their_midpoint(text, value):
+    from airflow_sbcrawl.tables.values import parse_range
+
+    parsed = parse_range(text)
+    assert parsed is not None and parsed.status == "range" and parsed.value == pytest.approx(value)
+    assert parsed.status in VALUE_STATUSES
+    assert parse_value(text).status == "text"  # a label in a stub ("15-24" years): never a number there
+
+
+@pytest.mark.parametrize("text", ["2016-12", "1990-91", "1947-01-08", "abc", "-5", "10-", "a-b"])
+def test_dates_periods_and_words_are_not_ranges(text):
+    from airflow_sbcrawl.tables.values import parse_range
+
+    assert parse_range(text) is None
+
+
+def test_a_range_in_a_value_column_is_an_observation_with_its_raw_text():
+    from airflow_sbcrawl.tables import Provenance, detect_tables
+
+    rows = [["Table 3. Waiting times by age", "", ""], ["", "", ""], ["Age", "Persons", "Wait (days)"],
+            ["15-24", "120", "10-14"], ["25-44", "340", "7\u20139"], ["45-64", "280", "5"], ["65-74", "150", "3"],
+            ["75+", "90", "2"], ["Total", "980", "6"]]
+    (table,) = detect_tables(rows, Provenance("t", "t"))
+    cells = {(o.row_labels, o.column_path[-1]): o for o in table.observations}
+    wait = cells[(("15-24",), "Wait (days)")]
+    assert (wait.raw, wait.value, wait.status) == ("10-14", 12.0, "range")
+    assert cells[(("25-44",), "Wait (days)")].value == 8.0
+    assert cells[(("45-64",), "Wait (days)")].status == "ok"
+    # the first line of the body holds a range where numbers stand below: data, not a second header line
+    assert table.header == [["Age", "Persons", "Wait (days)"]]
+    assert {o.row_labels[0] for o in table.observations} == {"15-24", "25-44", "45-64", "65-74", "75+", "Total"}

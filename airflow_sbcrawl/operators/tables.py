@@ -135,13 +135,16 @@ class DetectTablesOperator(BaseOperator):
                     from exc
         totals = collections.Counter()
         reasons: collections.Counter[str] = collections.Counter()
+        no_table: collections.Counter[str] = collections.Counter()
         for r in results:
             totals.update({k: r[k] for k in ("files", "files_reused", "files_with_tables", "tables",
-                                             "observations", "errors")})
+                                             "observations", "errors", "no_table_found")})
             reasons.update(r["errors_by_reason"])
+            no_table.update(r["no_table_reasons"])
         self._lineage = lineage.operator_lineage([lineage.s3(r.bucket, r.layout.objects_prefix()) for r in refs],
                                                  [lineage.s3(r["bucket"], r["tables_prefix"]) for r in results])
-        return {"crawls": results, **totals, "errors_by_reason": dict(reasons), "detector_version": DETECTOR_VERSION}
+        return {"crawls": results, **totals, "errors_by_reason": dict(reasons), "no_table_reasons": dict(no_table),
+                "detector_version": DETECTOR_VERSION}
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage: the crawled objects read, the Parquet tables written (see lineage.py)."""
@@ -161,15 +164,17 @@ class DetectTablesOperator(BaseOperator):
         summary: dict[str, Any] = {
             "site": ref.site, "bucket": ref.bucket, "prefix": ref.prefix, "run_id": ref.run_id,
             "tables_prefix": out, "index_key": out + INDEX_NAME, "files": 0, "files_reused": 0,
-            "files_with_tables": 0, "tables": 0, "observations": 0, "errors": 0, "seconds": 0.0,
-            "gone_urls": gone,
+            "files_with_tables": 0, "tables": 0, "observations": 0, "errors": 0, "no_table_found": 0,
+            "seconds": 0.0, "gone_urls": gone,
         }
         reasons: collections.Counter[str] = collections.Counter()
+        no_table: collections.Counter[str] = collections.Counter()
         with tempfile.TemporaryDirectory(prefix="sbcrawl-detect-") as tmp:
             index_path, errors_path = Path(tmp) / INDEX_NAME, Path(tmp) / ERRORS_NAME
             with index_path.open("w", encoding="utf-8") as index, errors_path.open("w", encoding="utf-8") as errs:
                 for row in files:
-                    records, errors, reused, seconds = self._one_file(hook, ref, row, Path(tmp), max_bytes)
+                    records, errors, no_tables, reused, seconds = self._one_file(hook, ref, row, Path(tmp),
+                                                                                 max_bytes)
                     for rec in records:
                         index.write(json.dumps(rec, ensure_ascii=False) + "\n")
                     for err in errors:
@@ -181,22 +186,27 @@ class DetectTablesOperator(BaseOperator):
                     summary["tables"] += len(records)
                     summary["observations"] += sum(r.get("n_observations", 0) for r in records)
                     summary["errors"] += len(errors)
+                    summary["no_table_found"] += sum(no_tables.values())
+                    no_table.update(no_tables)
                     summary["seconds"] += seconds
             summary["seconds"] = round(summary["seconds"], 3)
             summary["errors_by_reason"] = dict(reasons)
+            summary["no_table_reasons"] = dict(no_table)
             # The index goes last: whoever finds it finds every Parquet file it names.
             if summary["errors"]:
                 upload(hook, ref.bucket, out + ERRORS_NAME, errors_path)
             write_json(hook, ref.bucket, out + SUMMARY_NAME, summary)
             upload(hook, ref.bucket, out + INDEX_NAME, index_path)
-        self.log.info("%s run %s: %d files (%d reused), %d tables, %d observations, %d errors %s", ref.site,
-                      ref.run_id, summary["files"], summary["files_reused"], summary["tables"],
-                      summary["observations"], summary["errors"], dict(reasons) or "")
+        self.log.info("%s run %s: %d files (%d reused), %d tables, %d observations, %d errors %s, "
+                      "%d sheets or parts without a table %s", ref.site, ref.run_id, summary["files"],
+                      summary["files_reused"], summary["tables"], summary["observations"], summary["errors"],
+                      dict(reasons) or "", summary["no_table_found"], dict(no_table) or "")
         return summary
 
     def _one_file(self, hook: S3Hook, ref: CrawlRef, row: dict[str, Any], tmp: Path,
-                  max_bytes: int) -> tuple[list[dict], list[dict], bool, float]:
-        """(index records, errors, reused?, seconds) of one manifest file; never raises for bad content."""
+                  max_bytes: int) -> tuple[list[dict], list[dict], dict[str, int], bool, float]:
+        """(index records, errors, sheets without a table by reason, reused?, seconds) of one manifest file;
+        never raises for bad content."""
         sha, url = row["sha256"], row.get("url", "")
         marker_key = detected_marker_key(ref.layout, DETECTOR_VERSION, sha)
         out = ref.tables_prefix
@@ -213,11 +223,11 @@ class DetectTablesOperator(BaseOperator):
                     prov = {**rec["provenance"], "source_url": url, "crawl_run": ref.run_id}
                     records.append({**rec, "provenance": prov})
                 errors = [{**e, "source_url": url} for e in marker.get("errors", [])]
-                return records, errors, True, 0.0
+                return records, errors, marker.get("no_table_reasons", {}), True, 0.0
 
         size = int(row.get("size") or 0)
         if size > max_bytes:
-            return [], [error(f"too large: {size} bytes > max_file_bytes {max_bytes}")], False, 0.0
+            return [], [error(f"too large: {size} bytes > max_file_bytes {max_bytes}")], {}, False, 0.0
         obj, work = tmp / "object", tmp / "work"
         try:
             try:
@@ -225,7 +235,7 @@ class DetectTablesOperator(BaseOperator):
             except ClientError as exc:
                 code = exc.response.get("Error", {}).get("Code", "")
                 if code in ("404", "NoSuchKey", "NotFound"):
-                    return [], [error("object missing in S3")], False, 0.0
+                    return [], [error("object missing in S3")], {}, False, 0.0
                 raise
             name = row.get("filename") or ""
             result = detect_to_dir([InputFile(obj, mime=row.get("mime"), source_url=url, crawl_run=ref.run_id,
@@ -235,9 +245,11 @@ class DetectTablesOperator(BaseOperator):
             for rec in records:
                 upload(hook, ref.bucket, out + rec["path"], work / rec["path"])
             # Written after its Parquet files: a marker never points at a file that is not there.
+            no_tables = result["no_table_reasons"]
             write_json(hook, ref.bucket, marker_key, {"detector_version": DETECTOR_VERSION, "sha256": sha,
-                                                      "tables_prefix": out, "records": records, "errors": errors})
-            return records, errors, False, float(result.get("seconds", 0.0))
+                                                      "tables_prefix": out, "records": records, "errors": errors,
+                                                      "no_table_reasons": no_tables})
+            return records, errors, no_tables, False, float(result.get("seconds", 0.0))
         finally:
             obj.unlink(missing_ok=True)
             shutil.rmtree(work, ignore_errors=True)

@@ -1,6 +1,7 @@
 """Table benchmark: line classification on annotated sheets (the SAUS set of Strudel, or any JSONL alike).
 
-    python -m airflow_sbcrawl.tables.bench [--data FILE] [--cv K] [--train OUT.json] [--multi N]
+    python -m airflow_sbcrawl.tables.bench [--data FILE] [--cv K] [--train OUT.json] [--multi N] [--large]
+    python -m airflow_sbcrawl.tables.bench --real [DIR]      (annotated real statistics files, realbench.py)
 
 Prints per-class precision/recall/F1, macro-F1 over the six non-empty classes, table recall and precision
 at IoU >= 0.5 (every annotated sheet is one table), and the CPU time of detection (features + classification
@@ -265,6 +266,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="only: read the hostile files of issue 9 (written to DIR, default a temporary folder)",
     )
+    parser.add_argument(
+        "--real",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="only: annotated real statistics files (DIR with expected.json, default tests/data/tables_real)",
+    )
     parser.add_argument("--large", action="store_true", help="also time sheets of 10,000 and 100,000 cells")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
     args = parser.parse_args(argv)
@@ -273,6 +281,18 @@ def main(argv: list[str] | None = None) -> int:
         from .hostilebench import main as hostile_main
 
         return hostile_main(args.hostile or None, out)
+    if args.real is not None:
+        from .realbench import EXPECTED_NAME, default_dir
+        from .realbench import main as real_main
+
+        folder = Path(args.real) if args.real else default_dir()
+        if not (folder / EXPECTED_NAME).is_file():
+            print(f"no {EXPECTED_NAME} in {folder}: give the folder of annotated files (--real DIR)", file=sys.stderr)
+            return 2
+        real = real_main(folder, out)
+        if args.json:
+            print(json.dumps(real), file=out)
+        return 0
     path = Path(args.data) if args.data else default_data_path()
     if not path.exists():
         print(

@@ -5,15 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import repeat
 
 import numpy as np
 
 from .classifier import LineClassifier, default_classifier
-from .features import EMPTY, MARKER, NUMBER, TEXT, cell_kinds
+from .features import EMPTY, MARK, MARKER, NUMBER, TEXT, cell_kinds
 from .model import DetectedTable, Observation, Provenance
-from .values import SheetCells
+from .values import SheetCells, parse_range
 
-DETECTOR_VERSION = "sbcrawl-tables/0.2+lr1"
+DETECTOR_VERSION = "sbcrawl-tables/0.3+lr1"  # 0.3: tables framed by their lines of numbers, ranges, total columns
 
 BODY = ("data", "derived")
 _FOOTNOTE_MARK = re.compile(r"\s*(\\\d+|\[\w{1,3}\]|[\u00b9\u00b2\u00b3\u2070-\u2079]+)\s*$")
@@ -21,9 +22,16 @@ _FOOTNOTE_MARK = re.compile(r"\s*(\\\d+|\[\w{1,3}\]|[\u00b9\u00b2\u00b3\u2070-\u
 _MARK_FIRST = frozenset("\\[\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))))
 
 
+_PUNCTUATION = re.compile(r"^[\W_]+$")
+_LEADER = re.compile(r"(?:\s*\.){2,}\s*$")  # dot leaders between a label and its figures: "Robbery. . . . ."
+
+
 def _clean_label(text: str) -> str:
-    """Labels lose their footnote marks and inner runs of spaces ("Supply,      total   \\1")."""
-    return " ".join(_FOOTNOTE_MARK.sub("", text).split())
+    """Labels lose their footnote marks, dot leaders and inner runs of spaces ("Supply,      total   \\1")."""
+    text = _FOOTNOTE_MARK.sub("", text)
+    if text.endswith("."):
+        text = _LEADER.sub("", text)
+    return " ".join(text.split())
 
 
 def _segments(classes: Sequence[str]) -> list[tuple[int, int]]:
@@ -69,24 +77,25 @@ def _last_nonempty(classes: Sequence[str], lo: int, hi: int) -> int:
     return hi
 
 
-def _stub_width(rows: list[list[str]], body: list[int], lo: int, hi: int, cells: SheetCells) -> int:
-    """Leading columns of the body that hold labels rather than numbers."""
+def _stub_width(rows: list[list[str]], body: list[int], lo: int, hi: int, cells: SheetCells,
+                kinds: np.ndarray) -> int:
+    """Leading columns of the body that hold labels rather than numbers (markers count as numbers)."""
+    if not body:
+        return 0
+    block = kinds[body, lo : hi + 1]
+    texts = (block == TEXT).sum(axis=0)
+    used = (block != EMPTY).sum(axis=0)
+    # A bare footnote mark is a number or a label as its parse says: rare, read one by one
+    for k, j in zip(*np.nonzero(block == MARK), strict=True):
+        if cells.parse(cells.text[body[k]][lo + j]).status == "text":
+            texts[j] += 1
     width = 0
-    for j in range(lo, hi + 1):
-        texts = nums = 0
-        for i in body:
-            cell = cells.text[i][j] if j < len(rows[i]) else ""
-            if not cell:
-                continue
-            status = cells.parse(cell).status
-            if status == "text":
-                texts += 1
-            else:
-                nums += 1
+    for j in range(hi - lo + 1):
+        nums = int(used[j] - texts[j])
         # A leading column of years is the stub of a time series, not a measure
-        if texts > nums or (j == lo and nums and _all_years(rows, body, j)):
+        if texts[j] > nums or (j == 0 and nums and _all_years(rows, body, lo)):
             width += 1
-        elif texts + nums > 0 or width > 0:
+        elif used[j] > 0 or width > 0:
             break
     return width
 
@@ -125,6 +134,7 @@ def _observations(
     classes: list[str],
     lines: list[int],
     cells: SheetCells,
+    grid: tuple[np.ndarray, np.ndarray],
     lo: int,
     hi: int,
     stub_end: int,
@@ -132,13 +142,16 @@ def _observations(
     col_offset: int,
     as_groups: set[int],
 ) -> list[Observation]:
-    """The body of a table in long form; lines in ``as_groups`` are read as group labels."""
-    observations: list[Observation] = []
+    """The body of a table in long form; lines in ``as_groups`` are read as group labels.
+
+    ``grid``: the kinds and values of the block's cells (``features.cell_kinds``). The labels are made per
+    line; the cells are picked in numpy and the observations built by ``map`` over columns of fields, since
+    a table has many more cells than lines (per cell, Python only looks up its text).
+    """
     groups: list[tuple[str, str]] = []
-    parsed_cache = cells.parsed  # a dict lookup per cell rather than a method call
-    value_cols = range(stub_end + col_offset, hi + 1 + col_offset)  # sheet columns
-    col_paths = [paths.get(j, ()) for j in range(stub_end, hi + 1)]
-    add, new = observations.append, Observation
+    body: list[int] = []
+    body_labels: list[tuple[str, ...]] = []
+    body_classes: list[str] = []
     for i in lines:
         cls = classes[i]
         if cls == "group" or i in as_groups:
@@ -150,15 +163,102 @@ def _observations(
             continue
         if cls not in BODY:
             continue
-        stub_cells = tuple(_clean_label(c) for c in rows[i][lo:stub_end] if c.strip())
-        labels = tuple(g for _, g in groups) + stub_cells
-        # The per-cell loop: the hottest of detection, so names are local and the value columns zipped
-        for j, raw, path in zip(value_cols, cells.text[i][stub_end : hi + 1], col_paths, strict=False):
-            if not raw or (raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw)):
-                continue
-            parsed = parsed_cache.get(raw) or cells.parse(raw)
-            add(new(i, j, labels, path, raw, parsed.value, parsed.status, cls))
+        # a stub cell of punctuation only (a dot leader's last point in a column of its own) labels nothing
+        stub_cells = tuple(x for x in map(_clean_label, rows[i][lo:stub_end]) if x and not _PUNCTUATION.match(x))
+        body.append(i)
+        body_labels.append(tuple(g for _, g in groups) + stub_cells)
+        body_classes.append(cls)
+    if not body or stub_end > hi:
+        return []
+    kinds, values = grid[0][body, stub_end : hi + 1], grid[1][body, stub_end : hi + 1]
+    k_idx, j_idx = np.nonzero(kinds != EMPTY)  # row-major: the order of a loop over lines, then columns
+    text = cells.text
+    k_list, j_list = k_idx.tolist(), j_idx.tolist()
+    raws = [c for i in body for c in text[i][stub_end : hi + 1] if c]  # the same cells, in the same order
+    value_list: list[float | None] = values[k_idx, j_idx].tolist()
+    statuses = ["ok"] * len(raws)
+    keep = None
+    # Cells that are not plain numbers (markers, text, footnote marks) are few: their parse, one by one
+    for n in np.flatnonzero(kinds[k_idx, j_idx] != NUMBER).tolist():
+        raw = raws[n]
+        if raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw):
+            keep = keep or set(range(len(raws)))
+            keep.discard(n)
+            continue
+        parsed = cells.parse(raw)
+        if parsed.status == "text":
+            parsed = parse_range(raw, cells.decimal) or parsed
+        value_list[n], statuses[n] = parsed.value, parsed.status
+    col_paths = [paths.get(j, ()) for j in range(stub_end, hi + 1)]
+    fields = zip(
+        np.asarray(body)[k_idx].tolist(),
+        (j_idx + (stub_end + col_offset)).tolist(),
+        map(body_labels.__getitem__, k_list),
+        map(col_paths.__getitem__, j_list),
+        raws,
+        value_list,
+        statuses,
+        map(body_classes.__getitem__, k_list),
+        strict=True,
+    )
+    observations = list(map(tuple.__new__, repeat(Observation), fields))
+    if keep is not None:
+        observations = [o for n, o in enumerate(observations) if n in keep]
     return observations
+
+
+def total_columns(values: np.ndarray, max_run: int = 20, share: float = 0.8) -> list[int]:
+    """Columns of a table's body that are the sum of the columns just right or left of them ("Total" before
+    or after "Men", "Women"): in ``share`` of the lines where they hold a number other than 0, at least two.
+
+    ``values``: the body lines x the value columns (NaN where no number); a run of columns holding a blank
+    is no sum. Published figures are rounded: the tolerance is the rounding of the parts to the total's
+    last digit. All columns and run lengths at once, from one cumulative sum per line.
+    """
+    if values.ndim != 2 or values.shape[1] < 3 or values.shape[0] < 2:
+        return []
+    n = values.shape[1]
+    present = ~np.isnan(values)
+    lines = present & (values != 0)
+    n_lines = lines.sum(axis=0)
+    ks = np.arange(2, min(max_run, n - 1) + 1)[None, :]  # run lengths
+    unit = 1.01 * _last_digit(values)
+    cols = np.flatnonzero(n_lines >= 2)
+    if not (values[present] < 0).any():
+        # Without a negative figure a run only grows: a total is at least its first two parts (within the
+        # widest tolerance), which most columns are not; the others need no further look
+        widest = unit * (ks.max() + 1) / 2 * 1.001
+        first_two = np.full(values.shape, np.inf), np.full(values.shape, np.inf)
+        first_two[0][:, :-2] = values[:, 1:-1] + values[:, 2:]
+        first_two[1][:, 2:] = values[:, 1:-1] + values[:, :-2]
+        fit = ((first_two[0] <= values + widest) | (first_two[1] <= values + widest)) & lines
+        cols = cols[fit[:, cols].sum(axis=0) >= share * n_lines[cols]]
+    if len(cols) == 0:
+        return []
+    zero = np.zeros((len(values), 1))
+    csum = np.concatenate([zero, np.cumsum(np.where(present, values, 0.0), axis=1)], axis=1)
+    blanks = np.concatenate([zero, np.cumsum(~present, axis=1)], axis=1)
+    col = cols[:, None]
+    target = np.where(lines, values, np.nan)[:, cols, None]
+    tol = unit[:, cols, None] * (ks + 1) / 2
+    found = np.zeros(len(cols), dtype=bool)
+    # right of j: columns j+1 .. j+k; left of j: columns j-k .. j-1
+    for lo, hi, fits in ((col + 1, col + 1 + ks, col + 1 + ks <= n), (col - ks, col + 0 * ks, col - ks >= 0)):
+        lo, hi = np.clip(lo, 0, n), np.clip(hi, 0, n)
+        sums = csum[:, hi] - csum[:, lo]
+        whole = (blanks[:, hi] - blanks[:, lo]) == 0
+        hits = ((np.abs(sums - target) <= tol) & whole & fits[None]).sum(axis=0)  # (column, run length)
+        found |= (hits >= share * n_lines[cols, None]).any(axis=1)
+    return cols[found].tolist()
+
+
+def _last_digit(v: np.ndarray) -> np.ndarray:
+    """The unit of each number's last decimal digit, up to 6 decimals (1 for integers, 0.01 for 23.65)."""
+    unit = np.full(v.shape, 1e-6)
+    for d in range(6, -1, -1):
+        scaled = v * 10.0**d
+        unit = np.where(np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1, np.abs(scaled)), 10.0**-d, unit)
+    return unit
 
 
 def _has_duplicate_keys(observations: list[Observation]) -> bool:
@@ -185,21 +285,21 @@ def build_table(
     cells: SheetCells,
     col_offset: int = 0,
     kinds: np.ndarray | None = None,
+    values: np.ndarray | None = None,
 ) -> DetectedTable:
     """One table of the sheet, lines ``span``; ``cells`` are the sheet's parsed cells (see SheetCells).
 
     ``rows`` may be a block of the sheet's columns (a table beside another); ``col_offset`` is the sheet
-    column of its first one, so that the table's cells are placed in the sheet. ``kinds``: the block's
-    ``features.cell_kinds``, when the caller has them (the table's columns are then found in numpy).
+    column of its first one, so that the table's cells are placed in the sheet. ``kinds``, ``values``: the
+    block's ``features.cell_kinds``, when the caller has them.
     """
+    if kinds is None or values is None:
+        kinds, values = cell_kinds(cells.text, cells.decimal, cells)
     a, b = span
     lines = list(range(a, b + 1))
     used = [i for i in lines if classes[i] != "empty"]
     framed = [i for i in used if classes[i] not in ("metadata", "notes")]  # titles and notes overhang
-    if kinds is not None:
-        cols = np.flatnonzero((kinds[framed] != EMPTY).any(axis=0)).tolist() if framed else []
-    else:
-        cols = [j for i in framed for j, c in enumerate(cells.text[i]) if c]
+    cols = np.flatnonzero((kinds[framed] != EMPTY).any(axis=0)).tolist() if framed else []
     lo, hi = (min(cols), max(cols)) if cols else (0, max(len(rows[a]) - 1, 0))
     body = [i for i in lines if classes[i] in BODY]
     # A header block repeated inside the table (continued under its header) gives each column one path
@@ -209,7 +309,7 @@ def build_table(
         if classes[i] == "header" and tuple(rows[i]) not in seen_headers:
             seen_headers.add(tuple(rows[i]))
             header_idx.append(i)
-    stub = _stub_width(rows, body, lo, hi, cells)
+    stub = _stub_width(rows, body, lo, hi, cells, kinds)
     stub_end = lo + stub
     # Attribute rows sit under the header row that names the columns, never first ("Currency | 2022")
     attribute_idx = [i for i in header_idx[1:] if _ATTRIBUTE.match(cells.text[i][lo])]
@@ -225,11 +325,16 @@ def build_table(
     label_only = [
         i for i in body if not any(cells.text[i][stub_end : hi + 1]) and not _all_years(rows, [i], lo)
     ]
-    observations = _observations(rows, classes, lines, cells, lo, hi, stub_end, paths, col_offset, set())
+    grid = (kinds, values)
+    observations = _observations(rows, classes, lines, cells, grid, lo, hi, stub_end, paths, col_offset, set())
     if label_only and _has_duplicate_keys(observations):
         # Lines with a label and no values ("United States dollar" above its rates) were read as data, so
         # the series under two such labels share their labels: they are section labels (groups)
-        observations = _observations(rows, classes, lines, cells, lo, hi, stub_end, paths, col_offset, set(label_only))
+        observations = _observations(rows, classes, lines, cells, grid, lo, hi, stub_end, paths, col_offset,
+                                     set(label_only))
+    totals = {j + stub_end + col_offset for j in total_columns(values[body, stub_end : hi + 1])} if body else set()
+    if totals:
+        observations = [o._replace(line_class="derived") if o.col in totals else o for o in observations]
 
     title = " ".join(" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "metadata")
     notes = [" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "notes"]
@@ -291,8 +396,9 @@ def classify_and_detect(
         classes, proba = clf.predict_proba_sheet(part, cells=part_cells, kinds_values=kv)
         classes = _repeated_headers(classes, part_cells.text)
         classes = _header_block(classes, part_cells.text, kv[0])
+        classes = _frame_tables(classes, part_cells.text, *kv)
         for span in _segments(classes):
-            tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo, kv[0]))
+            tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo, *kv))
         line_classes = [c if c != "empty" else b for c, b in zip(line_classes, classes, strict=True)]
     return line_classes, tables
 
@@ -349,6 +455,99 @@ def _header_block(classes: list[str], text: list[list[str]], kinds: np.ndarray) 
         in_header = cls == "header"
         seen_body = seen_body or cls in BODY
     return out
+
+
+def _frame_tables(classes: list[str], text: list[list[str]], kinds: np.ndarray, values: np.ndarray) -> list[str]:
+    """Where each table's column names, title and notes are, from which lines hold numbers; the line model
+    reads lines one by one and misses these on sheets unlike SAUS (free text around a table, a header the
+    model took for data, a stack of small tables under one-line titles):
+
+    - a header line laid out like the body line right under it (numbers in the same columns, not only
+      years nor one unit repeated) is data;
+    - a line of two or more text cells just above a table's first line of numbers names its columns
+      (a header) when the model found no header there; text lines above it are the title (metadata),
+      and so are header lines standing alone between blank lines, above every header line over the
+      numbers, with no cell over a column of numbers;
+    - a text line just above a header line, after a blank line or a body, is a title, and so is a header
+      line that reads "Table 4: ..." once its spaces are gone (letter-spaced titles of PDFs), and the
+      title's unit in brackets under it;
+    - lines without a number after a table's last line of numbers are notes, and so are lines without
+      a number right under its notes.
+    """
+    out = list(classes)
+    used = kinds != EMPTY
+    # a line of numbers holds a number; a marker alone ("c", "-") may be a code or a dash in a text
+    numeric = (kinds == NUMBER).any(axis=1).tolist()
+    figures = ((kinds == NUMBER) | (kinds == MARKER)).any(axis=1).tolist()
+    n_cells = used.sum(axis=1).tolist()
+    lines = [i for i, c in enumerate(out) if c != "empty"]
+    with np.errstate(invalid="ignore"):
+        year = (values >= 1500) & (values <= 2099) & (values == np.round(values))
+    for pos, i in enumerate(lines[:-1]):
+        nxt = lines[pos + 1]
+        if (out[i] == "header" and numeric[i] and nxt == i + 1 and out[nxt] in BODY
+                and (kinds[i] == kinds[nxt]).all() and not year[i][kinds[i] == NUMBER].all()
+                and not _one_unit_repeated(values[i][kinds[i] == NUMBER].tolist())):
+            out[i] = "data"
+    for pos, i in enumerate(lines[1:], start=1):
+        prev = lines[pos - 1]
+        gap = i - prev > 1
+        if out[i] in ("data", "group") and not figures[i] and pos + 1 < len(lines):
+            nxt = lines[pos + 1]
+            if out[nxt] == "header" and nxt == i + 1 and (gap or out[prev] in BODY):
+                out[i] = "metadata"
+    for a, b in _segments(out):
+        span = [i for i in range(a, b + 1) if out[i] != "empty"]
+        with_numbers = [i for i in span if out[i] in BODY and numeric[i]]
+        if not with_numbers:
+            if a > 0 and out[a - 1] == "notes":  # more words right under a table's notes: notes too
+                for i in span:
+                    out[i] = "notes"
+            continue
+        first, last = with_numbers[0], with_numbers[-1]
+        for i in span:
+            if i > last and out[i] in ("data", "derived", "group") and not figures[i]:
+                out[i] = "notes"
+        above = [i for i in span if i < first]
+        if not above:
+            continue
+        for i in above:  # "T ABLE 4: ST A TE-WISE ..." spaced out over the columns is still a title
+            if out[i] == "header" and _TABLE_TITLE.match("".join(text[i]).replace(" ", "")):
+                out[i] = "metadata"
+            elif out[i] == "header" and i > 0 and out[i - 1] == "metadata" and n_cells[i] == 1:
+                cell = next(c for c in text[i] if c)
+                if cell.startswith("(") and cell.endswith(")"):  # the title's unit: "(Per cent)"
+                    out[i] = "metadata"
+        names = above[-1]
+        # (not when a header line is right above it: that header names the columns, this is a label line)
+        header_above = len(above) > 1 and out[above[-2]] == "header" and above[-1] - above[-2] == 1
+        if out[names] in BODY and not figures[names] and n_cells[names] >= 2 and not header_above:
+            out[names] = "header"
+            for i in above[:-1]:
+                if out[i] in ("data", "derived", "group", "header"):
+                    out[i] = "metadata"
+        elif out[names] == "header":
+            # Header lines parted by a blank line from the header block of the numbers, with no cell over a
+            # column of numbers ("Data Source | World Development Indicators"), describe the file
+            k = len(above) - 1
+            while k > 0 and out[above[k - 1]] == "header" and above[k] - above[k - 1] == 1:
+                k -= 1
+            value_cols = ((kinds[with_numbers] == NUMBER) | (kinds[with_numbers] == MARKER)).any(axis=0)
+            value_cols[: int(used[span].any(axis=0).argmax()) + 1] = False  # the stub (years, codes) is no value
+            over_values = [i for i in above if out[i] == "header" and (used[i] & value_cols).any()]
+            for i in above[:k]:
+                if over_values and i < over_values[0] and out[i] == "header" and out[i + 1] == "empty" \
+                        and (i == 0 or out[i - 1] == "empty") and not (used[i] & value_cols).any():
+                    out[i] = "metadata"
+    return out
+
+
+_TABLE_TITLE = re.compile(r"^(table|tabelle|tableau|tabla|cuadro|tab\.)\d+[\w.]*[:.]", re.I)
+
+
+def _one_unit_repeated(numbers: list[float]) -> bool:
+    """A header line of units reads as numbers: "(1,000)" over every column."""
+    return len(numbers) > 1 and len(set(numbers)) == 1
 
 
 def column_blocks(kinds: np.ndarray, values: np.ndarray) -> list[tuple[int, int]]:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import itertools
 import re
 import string
+from collections.abc import Callable
 
 import numpy as np
 
-from .values import ParsedValue, SheetCells
+from .values import PLAIN_NUMBER, SheetCells
 
 # Cell kinds
 EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark such as "\2" or "(1)"
@@ -121,7 +122,12 @@ _TEXT_FEATURES = [
 
 
 def _base_features(
-    rows: list[list[str]], text: list[list[str]], kinds: np.ndarray, numeric_cols: np.ndarray, n_numeric_cols: int
+    rows: list[list[str]],
+    text: list[list[str]],
+    kinds: np.ndarray,
+    values: np.ndarray,
+    numeric_cols: np.ndarray,
+    n_numeric_cols: int,
 ) -> np.ndarray:
     """BASE_FEATURES of every line (zeros for blank lines, and for the run sums, which the caller fills).
 
@@ -142,10 +148,7 @@ def _base_features(
     last_col = width - 1 - nonempty[lines][:, ::-1].argmax(axis=1)
     first_kind = k[np.arange(len(lines)), first_col]
 
-    kind_rows = kinds[lines].tolist()  # Python ints: comparing numpy scalars one by one is slow
-    words = np.array(
-        [_text_features(rows[i], text[i], kind_rows[pos], first_col[pos]) for pos, i in enumerate(lines)]
-    )
+    words = _text_features(rows, text, kinds, values, lines, first_col)
     for slot, name in enumerate(_TEXT_FEATURES):
         base[lines, _B[name]] = words[:, slot]
     # The three raw counts and lengths, scaled
@@ -172,43 +175,60 @@ def _base_features(
 
 
 _DIGITS = frozenset(string.digits)
-_IS_TEXT = TEXT.__eq__
 _NO_LETTERS = str.maketrans("", "", string.ascii_letters)
 _NO_UPPER = str.maketrans("", "", string.ascii_uppercase)
 
 
-def _text_features(row: list[str], text: list[str], kinds: list[int], first_col: int) -> list[float]:
-    """The _TEXT_FEATURES of one non-blank line (counts and lengths raw; the caller scales them)."""
-    cells = list(filter(None, text))
-    first = text[first_col]
-    texts = list(itertools.compress(text, map(_IS_TEXT, kinds)))
-    joined = " ".join(cells)
+def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarray, values: np.ndarray,
+                   lines: np.ndarray, first_col: np.ndarray) -> np.ndarray:
+    """The _TEXT_FEATURES of the non-blank ``lines`` (counts and lengths raw; the caller scales them).
+
+    Built a feature at a time over all lines: each pattern is mapped over the list of lines' texts in C,
+    rather than a Python call per line and pattern.
+    """
+    fc = first_col.tolist()
+    line_list = lines.tolist()
+    line_text = [text[i] for i in line_list]
+    firsts = [t[c] for t, c in zip(line_text, fc, strict=True)]
+    raw_firsts = [rows[i][c] for i, c in zip(line_list, fc, strict=True)]
+    joined = [" ".join(filter(None, t)) for t in line_text]
     # Words are only in text cells: numbers and markers cannot hold "source" or "continued"
-    words = " ".join(texts)
+    is_text = (kinds[lines] == TEXT).tolist()
+    words = [" ".join(itertools.compress(t, m)) for t, m in zip(line_text, is_text, strict=True)]
+    out = np.zeros((len(line_list), len(_TEXT_FEATURES)))
+    # Year cells ("2008", "2008.0") are numbers of 1800-2099: only lines holding one are looked at cell by cell
+    v = values[lines]
+    with np.errstate(invalid="ignore"):
+        maybe_year = ((v >= 1800) & (v < 2100) & (v == np.floor(v))).any(axis=1)
+    for pos in np.flatnonzero(maybe_year).tolist():
+        out[pos, 0] = sum(1 for t in line_text[pos] if (len(t) == 4 or len(t) == 6) and t[0] in "12" and _YEAR.match(t))
+    out[:, 1] = np.fromiter(map(len, firsts), float, len(firsts))
+    out[:, 2] = [sum(map(len, itertools.compress(t, m))) for t, m in zip(line_text, is_text, strict=True)]
+    out[:, 3] = [f.endswith((":", "--", "\u2014")) for f in firsts]
+    out[:, 4] = _found(_TOTAL.search, firsts)
+    out[:, 5] = _found(_AVERAGE.search, firsts)
+    out[:, 6] = _found(_NOTES.match, firsts)
+    out[:, 7] = _found(_SOURCE.search, words)
+    out[:, 8] = _found(_TITLE.match, firsts)
+    out[:, 9] = _found(_UNIT.search, joined)
+    out[:, 10] = _found(_CONTINUED.search, words)
+    out[:, 11] = [_upper_share(j) for j in joined]
+    out[:, 12] = _found(_YEARISH.search, words)
+    out[:, 13] = [min(len(r) - len(r.lstrip()), 8) / 8 for r in raw_firsts]
+    out[:, 14] = [len(j) > 60 for j in joined]
+    return out
+
+
+def _found(test: Callable[[str], object], texts: list[str]) -> np.ndarray:
+    return np.fromiter(map(bool, map(test, texts)), bool, len(texts))
+
+
+def _upper_share(joined: str) -> float:
     if joined.isascii():  # letters counted in C: what is left after deleting them
         n_letters = len(joined) - len(joined.translate(_NO_LETTERS))
-        upper = (len(joined) - len(joined.translate(_NO_UPPER))) / n_letters if n_letters else 0.0
-    else:
-        letters = "".join(filter(str.isalpha, joined))
-        upper = (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
-    raw_first = row[first_col]
-    return [
-        sum(1 for t in cells if (len(t) == 4 or len(t) == 6) and t[0] in "12" and _YEAR.match(t)),  # "2008(.0)"
-        len(first),
-        sum(map(len, texts)),
-        float(first.endswith(":") or first.endswith("--") or first.endswith("—")),
-        float(bool(_TOTAL.search(first))),
-        float(bool(_AVERAGE.search(first))),
-        float(bool(_NOTES.match(first))),
-        float(bool(words and _SOURCE.search(words))),
-        float(bool(_TITLE.match(first))),
-        float("(" in joined and bool(_UNIT.search(joined))),  # every unit pattern opens a bracket
-        float(bool(words and _CONTINUED.search(words))),
-        upper,
-        float(bool(words and _YEARISH.search(words))),
-        min(len(raw_first) - len(raw_first.lstrip()), 8) / 8,
-        float(len(joined) > 60),
-    ]
+        return (len(joined) - len(joined.translate(_NO_UPPER))) / n_letters if n_letters else 0.0
+    letters = "".join(filter(str.isalpha, joined))
+    return (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
 
 
 def cell_kinds(
@@ -237,15 +257,14 @@ def cell_kinds(
     # would when the decimal is not a comma, the text is ASCII, ends in a digit and has no "_" (which
     # float() accepts and parse_value does not); everything else goes through parse_value
     plain = cells.decimal != ","
-    parsed = cells.parsed
     for text in itertools.islice(distinct, 1, None):
         if plain and text[-1] in _DIGITS and text.isascii() and "_" not in text:
             try:
                 value = float(text)
             except ValueError:
-                pass
-            else:
-                parsed.setdefault(text, ParsedValue(value, "ok"))
+                # "1,234" and "1,234.5": parse_value's own fast path, taken here without its other tests
+                value = float(text.replace(",", "")) if "," in text and PLAIN_NUMBER.fullmatch(text) else None
+            if value is not None:
                 kind_of.append(NUMBER)
                 value_of.append(value)
                 continue
@@ -308,7 +327,7 @@ def _run_sum_hits(values: np.ndarray, present: np.ndarray, max_run: int) -> tupl
     filled = (np.arange(depth)[:, None] < m).T  # (column, position): the position holds a number
     v = np.where(filled, np.take_along_axis(values, order[:depth], axis=0).T, 0.0)
     csum = np.concatenate([np.zeros((len(m), 1)), np.cumsum(v, axis=1)], axis=1)
-    tol = np.maximum(np.abs(v) * 0.002, 1.01 * _rounding_unit(v))
+    tol = np.maximum(np.abs(v) * 0.002, 1.01 * rounding_unit(v))
     candidate = filled & (v != 0)
     ks = np.arange(2, min(max_run, depth - 1) + 1)[:, None, None]
     col = np.arange(len(m))[None, :, None]
@@ -324,7 +343,7 @@ def _run_sum_hits(values: np.ndarray, present: np.ndarray, max_run: int) -> tupl
     return order[:depth].T[filled], hits_below[filled], hits_above[filled]
 
 
-def _rounding_unit(v: np.ndarray) -> np.ndarray:
+def rounding_unit(v: np.ndarray) -> np.ndarray:
     """Published figures are rounded: a total may differ from the sum of its parts by a few units."""
     frac = np.abs(v - np.round(v))
     unit = np.where(frac < 1e-9, 1.0, 0.1)
@@ -365,7 +384,7 @@ def sheet_features(
     n_numeric_cols = max(int(numeric_cols.sum()), 1)
 
     sum_below, sum_above = _sum_matches(values)
-    base = _base_features(rows, cells.text, kinds, numeric_cols, n_numeric_cols)
+    base = _base_features(rows, cells.text, kinds, values, numeric_cols, n_numeric_cols)
     base[:, _B["sum_below"]] = np.where(blank, 0.0, sum_below)
     base[:, _B["sum_above"]] = np.where(blank, 0.0, sum_above)
 

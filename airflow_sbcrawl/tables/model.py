@@ -13,8 +13,9 @@ from typing import NamedTuple
 #: Line classes of the SAUS/Strudel annotation scheme; ``empty`` is never reported as a table line.
 LINE_CLASSES = ("metadata", "header", "group", "data", "derived", "notes", "empty")
 
-#: Status of one observation: a number was read, or the cell held a missing-value marker of some kind.
-VALUE_STATUSES = ("ok", "missing", "not_applicable", "confidential", "text")
+#: Status of one observation: a number was read, or the cell held a missing-value marker of some kind, or
+#: a range ("10-14", value its midpoint).
+VALUE_STATUSES = ("ok", "missing", "not_applicable", "confidential", "text", "range")
 
 
 @dataclass(frozen=True)

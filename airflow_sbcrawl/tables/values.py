@@ -58,7 +58,7 @@ _MARK_LAST = frozenset("]*\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0
 _UNIT_FIRST = frozenset("$€£¥")
 _UNIT_LAST = frozenset("%‰$€£¥")
 # "-12", "3.25", "1,234" or "1,234.5": read the same by every step of parse_value unless the decimal is ","
-_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+PLAIN_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 _GROUPED_COMMA = re.compile(r"^\d{1,3}(?:,\d{3})+$")
 _GROUPED_DOT = re.compile(r"^\d{1,3}(?:\.\d{3})+$")
 
@@ -130,7 +130,7 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
     # Fast paths for the commonest cells, in which no marker, mark or unit can be
     if raw.isascii() and raw.isdigit():
         return ParsedValue(float(raw), "ok")
-    if decimal != "," and _PLAIN_NUMBER.fullmatch(raw):
+    if decimal != "," and PLAIN_NUMBER.fullmatch(raw):
         return ParsedValue(float(raw.replace(",", "")), "ok")
     status = marker_status(raw)
     if status is not None:
@@ -161,6 +161,23 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
     return ParsedValue(-value if negative else value, "ok")
 
 
+# "10-14", "10–14", "0.5 - 1.2", "10 to 14": two numbers, the first not above the second
+_RANGE = re.compile(r"^(\d[\d,.]*)\s*(?:[-\u2013\u2014]|to)\s*(\d[\d,.]*)$")
+
+
+def parse_range(text: str, decimal: str | None = None) -> ParsedValue | None:
+    """A range in a value cell ("10-14"): its midpoint with status "range" (the raw keeps both ends), or
+    None when the text is not one. A range is a label in a stub ("15-24" years of age), so parse_value
+    leaves it text and only the cells of value columns are read with this."""
+    match = _RANGE.match(_strip_footnotes(text.strip()))
+    if match is None:
+        return None
+    lo, hi = (_to_float(g.rstrip(",."), decimal) for g in match.groups())
+    if lo is None or hi is None or lo > hi:  # "2016-12", "1990-91": a date or a period, not a range
+        return None
+    return ParsedValue((lo + hi) / 2, "range")
+
+
 def is_number(text: str, decimal: str | None = None) -> bool:
     return parse_value(text, decimal).status == "ok"
 
@@ -183,17 +200,15 @@ def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
     if "," not in "\n".join(counts):
         # Without a comma there is no vote for it: the answer is "." as soon as one cell votes for the dot
         return "." if any(_DECIMAL_DOT_HINT.match(c.strip().replace(" ", "")) for c in counts if "." in c) else None
-    for cell, times in counts.items():
-        c = cell.strip().replace(" ", "")
-        if "," not in c and "." not in c:  # every hint has a separator; most cells have none
-            continue
-        hint = _DECIMAL_HINT.match(c)
-        if hint is None:
-            continue
-        if hint.lastgroup == "comma":
-            comma += times
-        else:
-            dot += times
+    # Every hint has a separator, most cells none: the candidates first, then one pattern mapped over them
+    texts = [c for c in counts if "," in c or "." in c]
+    cleaned = [c.strip().replace(" ", "") if " " in c else c.strip() for c in texts]
+    for text, hint in zip(texts, map(_DECIMAL_HINT.match, cleaned), strict=True):
+        if hint is not None:
+            if hint.lastgroup == "comma":
+                comma += counts[text]
+            else:
+                dot += counts[text]
     if comma == dot == 0:
         return None
     return "," if comma > dot else "."

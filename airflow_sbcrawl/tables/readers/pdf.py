@@ -133,10 +133,12 @@ def _continues(cur: Phrase, x: float, top: float, bottom: float, size: float, sp
 
     A single typed space may be wide (0.6 em in Courier, more in justified text); two spaces, or a
     jump without a space, is how fixed-width and positioned layouts separate columns."""
-    if spaces > 1 or abs((top + bottom) / 2 - cur.middle) > 0.4 * max(size, cur.size):
+    em = max(size, cur.size)
+    # A point or a comma sits low: its box inside the phrase's height is on the phrase's line
+    inside = top >= cur.top - 0.1 * em and bottom <= cur.bottom + 0.1 * em
+    if spaces > 1 or (abs((top + bottom) / 2 - cur.middle) > 0.4 * em and not inside):
         return False
     gap = x - cur.x1
-    em = max(size, cur.size)
     if gap < -0.2 * em:  # drawn to the left of the phrase: another column or an overprint
         return False
     return gap <= (0.8 if spaces == 1 else 0.35) * em
@@ -148,13 +150,14 @@ def _continues(cur: Phrase, x: float, top: float, bottom: float, size: float, sp
 def _lines(phrases: list[Phrase]) -> list[Line]:
     """Phrases grouped by vertical centre, top to bottom, each line sorted left to right."""
     lines: list[Line] = []
-    centre = 0.0
+    centre = top = bottom = 0.0
     for p in sorted(phrases, key=lambda p: p.middle):
-        if lines and abs(p.middle - centre) <= 0.4 * p.size:
+        # dot leaders and lone points sit low, but inside the height of the line's text
+        if lines and (abs(p.middle - centre) <= 0.4 * p.size or (p.top >= top and p.bottom <= bottom)):
             lines[-1].append(p)
         else:
             lines.append([p])
-            centre = p.middle
+            centre, top, bottom = p.middle, p.top, p.bottom
     return [sorted(line, key=lambda p: p.x0) for line in lines]
 
 
@@ -240,12 +243,61 @@ def _rows(block: list[Line], cuts: list[float], defining: list[Line]) -> list[li
     return rows
 
 
+# A figure as printed: signs, brackets, separators, a unit or a dash for a missing value
+_FIGURE = re.compile(r"^[-+(]?(?:[\d.,]*\d[\d.,]*|\.\d+)[)%]?$|^[-\u2013\u2014x]$|^\(?(?:NA|X|Z|D|S)\)?$")
+
+
+def _figures(text: str) -> list[str]:
+    """The figures of a text of figures only, one space apart; [] when a word is among them."""
+    figures: list[str] = []
+    for t in text.split(" "):
+        glued = t[:1] in ".," or (len(t) == 3 and t.isdigit() and figures and figures[-1].isdigit())
+        if figures and glued:
+            figures[-1] += " " + t
+        else:
+            figures.append(t)
+    return figures if all(_FIGURE.match(f.replace(" ", "")) for f in figures) else []
+
+
+def _split_numbers(p: Phrase) -> list[Phrase]:
+    """A phrase of figures only, one space apart ("11,062.6 1,540.0 9,522.0"), is one cell per figure:
+    tables set with narrow gaps between columns give one typed space between their numbers. A space
+    before a decimal part (".6") or a group of three digits ("1 234") stays inside the figure."""
+    figures = _figures(p.text)
+    if len(figures) < 2:
+        return [p]
+    per_char = (p.x1 - p.x0) / max(len(p.text), 1)  # positions inside the phrase, by its characters
+    parts, start = [], 0
+    for f in figures:
+        x0 = p.x0 + start * per_char
+        parts.append(Phrase(x0, x0 + len(f) * per_char, p.top, p.bottom, p.size, f))
+        start += len(f) + 1
+    return parts
+
+
+def _with_headers(blocks: list[list[Line]]) -> list[list[Line]]:
+    """A block without a single figure right above another block is that block's header or title (a
+    header set apart by a wider gap than the body's pitch), not a table of its own."""
+    out: list[list[Line]] = []
+    pending: list[Line] = []
+    for block in blocks:
+        if any(_FIGURE.match(p.text.replace(" ", "")) for line in block for p in line):
+            out.append(pending + block)
+            pending = []
+        else:
+            pending += block
+    if pending:
+        out.append(pending)
+    return out
+
+
 def _word_tables(phrases: list[Phrase], bottoms: list[float] | None = None) -> list[list[list[str]]]:
     """Tables of cell strings from one page's phrases; blocks without a column structure are prose.
 
     ``bottoms``, when given, receives the lowest y of each table (to tell a table that fills its page)."""
     tables = []
-    for block in _blocks(_lines(phrases)):
+    phrases = [part for p in phrases for part in _split_numbers(p)]
+    for block in _with_headers(_blocks(_lines(phrases))):
         defining = _column_lines(block)
         if len(defining) < 2:
             continue
@@ -298,6 +350,23 @@ def unstack(rows: list[list[str]]) -> list[list[str]]:
         else:
             out.append([" ".join(x.strip() for x in p if x.strip()) for p in parts])
     return out
+
+
+def _filled(tables: list[list[list[str]]]) -> int:
+    """Non-empty cells: a ruled grid with half the cells of the page's words lumps rows or columns together."""
+    return sum(1 for row in itertools.chain.from_iterable(tables) for cell in row if cell)
+
+
+def _columns_merged(tables: list[list[list[str]]]) -> bool:
+    """Whether a ruled grid is coarser than its table: most cells holding figures hold several, one space
+    apart (rules drawn around groups of columns only); the page's words then tell the columns better."""
+    figures = merged = 0
+    for row in itertools.chain.from_iterable(tables):
+        for cell in row:
+            if cell and _FIGURE.match(cell.split(" ", 1)[0]):
+                figures += 1
+                merged += len(_figures(cell)) > 1
+    return merged > 0.3 * figures
 
 
 # -- the reader --------------------------------------------------------------------------------------
@@ -441,10 +510,12 @@ def _read_page(
     if MIN_RULES <= paths <= MAX_RULES:
         opened = _plumber(data, plumber)
         ruled = _ruled_tables(opened, index) if opened is not None else []
-        if ruled:
-            return ruled, False
+    else:
+        ruled = []
     bottoms: list[float] = []
     tables = _word_tables(phrases, bottoms)
+    if ruled and not _columns_merged(ruled) and _filled(tables) < 2 * _filled(ruled):
+        return ruled, False
     return tables, bool(bottoms) and bottoms[-1] > 0.8 * shown_height
 
 
