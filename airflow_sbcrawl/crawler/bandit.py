@@ -16,6 +16,10 @@ class SleepingBandit:
         self.epsilon = epsilon
         self.counts = np.zeros(0, dtype=np.float64)  # N_t(a): times a was selected
         self.means = np.zeros(0, dtype=np.float64)  # R_a: mean reward of a
+        # Rewards received per action. With pages fetched concurrently, an action's pulls run ahead of its
+        # rewards: the bonus counts the pulls (so that pulls in flight spread the choice), the mean the
+        # rewards (a first reward arriving while two more pulls are out is the mean, not a third of it).
+        self.rewarded = np.zeros(0, dtype=np.float64)
         self.steps = 0  # t
         self.scale = 1.0  # the bonus in units of the reward's scale (1 for the paper's raw target counts)
 
@@ -27,6 +31,7 @@ class SleepingBandit:
             extra = n_actions - len(self.counts)
             self.counts = np.concatenate([self.counts, np.zeros(extra)])
             self.means = np.concatenate([self.means, np.zeros(extra)])
+            self.rewarded = np.concatenate([self.rewarded, np.zeros(extra)])
 
     def scores(self, awake: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
         t = max(self.steps, 1)
@@ -61,13 +66,16 @@ class SleepingBandit:
 
     def reward(self, action: int, value: float) -> None:
         """Incremental mean update of Algorithm 4's last line."""
-        n = max(self.counts[action], 1.0)
-        self.means[action] += (value - self.means[action]) / n
+        self.rewarded[action] += 1
+        self.means[action] += (value - self.means[action]) / self.rewarded[action]
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"bandit_counts": self.counts.copy(), "bandit_means": self.means.copy()}
+        return {"bandit_counts": self.counts.copy(), "bandit_means": self.means.copy(),
+                "bandit_rewarded": self.rewarded.copy()}
 
-    def restore(self, counts: np.ndarray, means: np.ndarray, steps: int) -> None:
+    def restore(self, counts: np.ndarray, means: np.ndarray, steps: int, rewarded: np.ndarray | None = None) -> None:
+        """``rewarded`` is absent from states saved before it was kept: pulls and rewards were equal then."""
         self.counts = counts.astype(np.float64)
         self.means = means.astype(np.float64)
+        self.rewarded = (counts if rewarded is None else rewarded).astype(np.float64)
         self.steps = steps

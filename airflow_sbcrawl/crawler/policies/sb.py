@@ -99,7 +99,8 @@ class SleepingBanditPolicy(Policy):
 
     def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
         self.actions.restore(arrays["centroids"], arrays["sizes"])
-        self.bandit.restore(arrays["bandit_counts"], arrays["bandit_means"], int(state["steps"]))
+        self.bandit.restore(arrays["bandit_counts"], arrays["bandit_means"], int(state["steps"]),
+                            arrays.get("bandit_rewarded"))
         lengths = arrays["bucket_lengths"]
         ids = arrays["bucket_ids"].astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(lengths)])
@@ -236,7 +237,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         template is exhausted (dataset teasers done, news teasers left) no longer lends it its mean."""
         n = len(self._sub_templates)
         actions = np.frombuffer(self._sub_action, dtype=np.int64)
-        counts, means = self.sub_bandit.counts[:n], self.sub_bandit.means[:n]
+        counts, means = self.sub_bandit.rewarded[:n], self.sub_bandit.means[:n]
         shrunk = (counts * means + _PRIOR_PULLS * self.bandit.means[actions]) / (counts + _PRIOR_PULLS)
         awake = self._sub_sizes[:n] > 0
         values = np.full(n_actions, -np.inf)
@@ -249,9 +250,9 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         backlog = self._sizes
         total = 0.0
         for action, sub, ids in self._revealed:
-            if self.sub_bandit.counts[sub] > 0:
+            if self.sub_bandit.rewarded[sub] > 0:
                 value = self.sub_bandit.means[sub]
-            elif self.bandit.counts[action] > 0:
+            elif self.bandit.rewarded[action] > 0:
                 value = self.bandit.means[action]
             else:
                 continue
@@ -293,6 +294,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             "action_sizes": self._sizes[: len(self.actions)].copy(),
             "sub_action": np.frombuffer(self._sub_action, dtype=np.int64).copy(),
             "sub_counts": self.sub_bandit.counts.copy(), "sub_means": self.sub_bandit.means.copy(),
+            "sub_rewarded": self.sub_bandit.rewarded.copy(),
             "sub_lengths": np.array([len(q) for q in self._queues], dtype=np.int64),
             "sub_ids": np.concatenate([p[0] for p in parts] or [empty[0]]),
             "sub_levels": np.concatenate([p[1] for p in parts] or [empty[1]]),
@@ -300,7 +302,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
 
     def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
         self.actions.restore(arrays["centroids"], arrays["sizes"])
-        self.bandit.restore(arrays["bandit_counts"], arrays["bandit_means"], int(state["steps"]))
+        self.bandit.restore(arrays["bandit_counts"], arrays["bandit_means"], int(state["steps"]),
+                            arrays.get("bandit_rewarded"))
         sizes = arrays["action_sizes"].astype(np.int64)
         n_actions = len(sizes)
         self._sizes = np.zeros(max(64, n_actions), dtype=np.int64)
@@ -315,7 +318,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self._action_subs = [[] for _ in range(n_actions)]
         for sub, action in enumerate(self._sub_action):
             self._action_subs[action].append(sub)
-        self.sub_bandit.restore(arrays["sub_counts"], arrays["sub_means"], 0)
+        self.sub_bandit.restore(arrays["sub_counts"], arrays["sub_means"], 0, arrays.get("sub_rewarded"))
         lengths = arrays["sub_lengths"]
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         ids, levels = arrays["sub_ids"].astype(np.int64), arrays["sub_levels"]
