@@ -218,3 +218,22 @@ def test_an_action_without_evidence_is_drawn_uniformly_over_its_links():
     assert sum(i >= 90 for i in first[:20]) <= 6
     for link in first:
         policy.feedback(link, 0)
+
+
+def test_a_reward_counts_in_full_while_other_pulls_of_its_action_are_in_flight():
+    from airflow_sbcrawl.crawler.bandit import SleepingBandit
+
+    bandit = SleepingBandit(alpha=1.0)
+    bandit.grow(2)
+    rng = np.random.default_rng(0)
+    only_first = np.array([True, False])
+    bandit.select(only_first, rng)
+    bandit.select(only_first, rng)  # two pages of action 0 out at once
+    bandit.reward(0, 3.0)
+    assert bandit.counts[0] == 2 and bandit.means[0] == 3.0  # the bonus sees both pulls, the mean one reward
+    bandit.reward(0, 1.0)
+    assert bandit.means[0] == 2.0
+    # A state saved before rewards were counted apart restores with rewards = pulls.
+    restored = SleepingBandit(alpha=1.0)
+    restored.restore(np.array([4.0, 1.0]), np.array([0.5, 2.0]), 5)
+    assert list(restored.rewarded) == [4.0, 1.0]
