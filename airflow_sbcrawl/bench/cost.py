@@ -27,10 +27,12 @@ from typing import Any
 import numpy as np
 import psutil
 
+from airflow_sbcrawl.bench.pagecost import capture_sources, format_page_cost, page_cost
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
 from airflow_sbcrawl.crawler import state as ckpt
 from airflow_sbcrawl.crawler.policies import DEFAULT_POLICY, NewLink
 
+_REPO = Path(__file__).resolve().parents[2]
 _LINKS_PER_PAGE = 20
 _PATHS_PER_PAGE = 4
 
@@ -207,10 +209,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--crawls", default="1000,50000", help="pages of the real crawls of --profile (0: none)")
     p.add_argument("--profile", default="large")
     p.add_argument("--policy", default=DEFAULT_POLICY)
+    p.add_argument("--pages", type=int, default=150,
+                   help="pages saved per source for the page path against the floor (0: not measured)")
+    p.add_argument("--page-sources", default="sim:large,sim:portal,eval:dev-archive,eval:dev-catalogue,eval:dev-hubs",
+                   help="sites the saved pages come from: sim:PROFILE (the simulator), eval:PROFILE (--eval-dir)")
+    p.add_argument("--eval-dir", type=Path, default=_REPO.parent / "shared" / "eval",
+                   help="the evaluation harness, for eval: sources (skipped when absent)")
+    p.add_argument("--repeats", type=int, default=5, help="interleaved repeats of the page path and its floor")
     p.add_argument("--out", type=Path, default=Path("bench-cost"))
     args = p.parse_args(sys.argv[1:] if argv is None else list(argv))
     args.out.mkdir(parents=True, exist_ok=True)
-    lines = [f"Frontier scale (synthetic links, {args.policy} policy; CPU = policy next+add+feedback per page)", "",
+    if args.pages > 0:
+        sites = capture_sources([s for s in args.page_sources.split(",") if s], args.pages, args.out,
+                                args.eval_dir.resolve())
+        with tempfile.TemporaryDirectory(prefix="sbcrawl-pagecost-") as work:
+            results = page_cost(sites, args.repeats, Path(work), args.policy)
+        page_lines = list(format_page_cost(results, args.repeats))
+        print("\n".join(page_lines), file=sys.stderr, flush=True)
+    lines = [*page_lines, ""] if args.pages > 0 else []
+    lines += [f"Frontier scale (synthetic links, {args.policy} policy; CPU = policy next+add+feedback per page)", "",
              f"{'frontier URLs':>14} {'fill s':>8} {'RSS MB':>8} {'B/URL':>7} {'CPU ms/page':>12} "
              f"{'ckpt MB':>8} {'save s':>7} {'restore s':>9}"]
     with tempfile.TemporaryDirectory(prefix="sbcrawl-cost-") as work:
