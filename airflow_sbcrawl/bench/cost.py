@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import psutil
 
-from airflow_sbcrawl.bench.pagecost import capture_sources, format_page_cost, page_cost
+from airflow_sbcrawl.bench.pagecost import SavedSite, capture_sources, format_page_cost, page_cost
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
 from airflow_sbcrawl.crawler import state as ckpt
 from airflow_sbcrawl.crawler.policies import DEFAULT_POLICY, NewLink
@@ -215,13 +215,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="sites the saved pages come from: sim:PROFILE (the simulator), eval:PROFILE (--eval-dir)")
     p.add_argument("--eval-dir", type=Path, default=_REPO.parent / "shared" / "eval",
                    help="the evaluation harness, for eval: sources (skipped when absent)")
+    p.add_argument("--saved-pages", type=Path, default=None,
+                   help="time the pages saved by an earlier run (its --out) instead of capturing new ones")
     p.add_argument("--repeats", type=int, default=5, help="interleaved repeats of the page path and its floor")
     p.add_argument("--out", type=Path, default=Path("bench-cost"))
     args = p.parse_args(sys.argv[1:] if argv is None else list(argv))
     args.out.mkdir(parents=True, exist_ok=True)
     if args.pages > 0:
-        sites = capture_sources([s for s in args.page_sources.split(",") if s], args.pages, args.out,
-                                args.eval_dir.resolve())
+        if args.saved_pages is not None:
+            sites = [SavedSite.load(p) for p in sorted((args.saved_pages / "pages").iterdir())]
+        else:
+            sites = capture_sources([s for s in args.page_sources.split(",") if s], args.pages, args.out,
+                                    args.eval_dir.resolve())
         with tempfile.TemporaryDirectory(prefix="sbcrawl-pagecost-") as work:
             results = page_cost(sites, args.repeats, Path(work), args.policy)
         page_lines = list(format_page_cost(results, args.repeats))
