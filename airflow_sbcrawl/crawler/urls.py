@@ -138,16 +138,50 @@ class Scope:
         self.origins = {origin_port(parts)}
         if self.origins == {("http", 80)}:
             self.origins.add(("https", 443))
+        # The answer depends on the URL's scheme and authority only: kept per "scheme://authority" prefix,
+        # as a page's links share a handful of them.
+        self._known: dict[str, bool] = {}
 
     def __contains__(self, url: str) -> bool:
+        start = url.find("//")
+        end = url.find("/", start + 2) if start > 0 else -1
+        if end < 0:
+            return self._contains(url)
+        prefix = url[:end]
+        known = self._known.get(prefix)
+        if known is None:
+            if len(self._known) >= _KNOWN_MAX:
+                self._known.clear()
+            known = self._known[prefix] = self._contains(url)
+        return known
+
+    def _contains(self, url: str) -> bool:
         parts = urlsplit(url)
         host = site_host(parts.hostname or "")
         return (host == self.root or host.endswith(self._suffix)) and origin_port(parts) in self.origins
 
 
+_KNOWN_MAX = 10_000
+# Characters urlsplit removes from anywhere in a URL (WHATWG): a URL holding one takes the slow path.
+_UNSAFE = frozenset("\t\r\n")
+
+
 def extension(url: str) -> str:
     """Lower-case extension of the URL's last path segment, without the dot ("" when none)."""
-    path = urlsplit(url).path
+    if url.startswith(("http://", "https://")) and _UNSAFE.isdisjoint(url):
+        # The path of an http(s) URL: after the authority (which ends at the first / ? #), up to ? or #.
+        rest = url[url.find("//") + 2:]
+        cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+        path = rest[cut:]
+        if rest[cut:cut + 1] == "/":
+            for mark in "?#":
+                i = path.find(mark)
+                if i >= 0:
+                    path = path[:i]
+        else:
+            path = ""
+    else:
+        path = urlsplit(url).path
     segment = path.rsplit("/", 1)[-1]
     if "." not in segment:
         return ""
