@@ -13,11 +13,13 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 import numpy as np
 import pytest
+from protego import Protego
 
 from airflow_sbcrawl.bench.pagecost import SavedSite, capture_sources
 from airflow_sbcrawl.crawler.actions import ActionIndex
 from airflow_sbcrawl.crawler.classify import _ALPHABET, _FIRST, _LAST, url_features
 from airflow_sbcrawl.crawler.html import PageLink, extract_links
+from airflow_sbcrawl.crawler.robots import RobotsRules
 from airflow_sbcrawl.crawler.tagpath import TagPathVectorizer
 from airflow_sbcrawl.crawler.urls import _SKIPPED_SCHEMES, InvalidURL, Scope, extension, normalize, resolve
 
@@ -166,3 +168,26 @@ def test_exact_action_assignment_matches_the_hnsw_one(saved_sites):
         assert got == expected
         assert 10 < len(exact) < len(set(paths))
         assert np.array_equal(exact.sizes, indexed.sizes)
+
+
+def test_robots_rules_found_by_url_prefix_are_those_of_the_url_origin(saved_sites):
+    texts = {"http://www.stats.example": "User-agent: *\nDisallow: /search\nDisallow: /*?sort=\n",
+             "http://data.stats.example": "User-agent: *\nDisallow: /\n"}
+    fetched: list[str] = []
+
+    def fetch_text(url: str) -> tuple[int | None, str, str]:
+        fetched.append(url)
+        origin = url.removesuffix("/robots.txt")
+        return (200, texts[origin], "") if origin in texts else (404, "", "")
+
+    robots = RobotsRules("sbcrawl/1.0", fetch_text)
+    urls = [link.url for url, body in _pages(saved_sites)[:30] for link in extract_links(body, url)]
+    urls += ["http://www.stats.example/search?q=1", "http://data.stats.example/x", "HTTP://data.stats.example/x",
+             "http://www.stats.example/list?sort=asc", "http://other.example/search"]
+    for url in urls:
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        expected = Protego.parse(texts.get(origin, "")).can_fetch(url, "sbcrawl")
+        assert robots.allowed(url) == expected, url
+    assert not robots.allowed("http://data.stats.example/x") and robots.allowed("http://www.stats.example/")
+    assert len(fetched) == len(set(fetched))  # each robots.txt read once

@@ -27,15 +27,24 @@ class PageLink:
 
 
 def _label(el: lxml.etree._Element) -> str:
-    tag = el.tag if isinstance(el.tag, str) else "?"
-    label = tag.lower()
-    ident = el.get("id")
-    if ident:
-        label += "#" + ident.strip()[:_MAX_TOKEN].replace(" ", "")
-    classes = el.get("class")
-    if classes:
-        label += "".join("." + c[:_MAX_TOKEN] for c in classes.split())
+    tag, ident, classes = el.tag, el.get("id"), el.get("class")
+    key = (tag, ident, classes)
+    label = _LABELS.get(key)
+    if label is None:
+        label = (tag if isinstance(tag, str) else "?").lower()
+        if ident:
+            label += "#" + ident.strip()[:_MAX_TOKEN].replace(" ", "")
+        if classes:
+            label += "".join("." + c[:_MAX_TOKEN] for c in classes.split())
+        if len(_LABELS) >= _LABELS_MAX:
+            _LABELS.clear()
+        _LABELS[key] = label
     return label
+
+
+# Labels by (tag, id, class): a site's templates repeat the same few hundred on every page.
+_LABELS: dict[tuple[object, str | None, str | None], str] = {}
+_LABELS_MAX = 50_000
 
 
 _local = threading.local()  # lxml parsers must not be shared between threads
