@@ -9,7 +9,7 @@ from airflow_sbcrawl.bench.pagecost import capture_sources, format_page_cost, pa
 def test_frontier_cost_checkpoints_and_restores_the_whole_frontier(tmp_path):
     result = frontier_cost(3000, tmp_path, pages=50)  # raises if the restored frontier differs in size
     assert result.frontier == 3000
-    assert result.page_cpu_ms > 0 and result.save_s > 0 and result.restore_s > 0
+    assert result.page_cpu_ms > 0 and result.save_s > 0 and result.restore_s > 0 and result.restore_cpu_s > 0
     assert result.checkpoint_mb > 0
     assert not (tmp_path / "state-3000").exists()  # cleaned up
 

@@ -18,6 +18,7 @@ from protego import Protego
 from airflow_sbcrawl.bench.pagecost import SavedSite, capture_sources
 from airflow_sbcrawl.crawler.actions import ActionIndex
 from airflow_sbcrawl.crawler.classify import _ALPHABET, _FIRST, _LAST, url_features
+from airflow_sbcrawl.crawler.frontier import LeveledQueue
 from airflow_sbcrawl.crawler.html import PageLink, extract_links
 from airflow_sbcrawl.crawler.robots import RobotsRules
 from airflow_sbcrawl.crawler.tagpath import TagPathVectorizer
@@ -191,3 +192,17 @@ def test_robots_rules_found_by_url_prefix_are_those_of_the_url_origin(saved_site
         assert robots.allowed(url) == expected, url
     assert not robots.allowed("http://data.stats.example/x") and robots.allowed("http://www.stats.example/")
     assert len(fetched) == len(set(fetched))  # each robots.txt read once
+
+
+def test_a_restored_queue_is_the_queue_built_link_by_link():
+    rng = np.random.default_rng(3)
+    ids, levels = rng.integers(0, 10**6, 500), rng.integers(0, 6, 500).astype(np.int16)
+    plain = LeveledQueue()
+    for item, level in zip(ids.tolist(), levels.tolist(), strict=True):
+        plain.add(item, level)
+    restored = LeveledQueue.from_arrays(*plain.to_arrays())
+    assert all(np.array_equal(a, b) for a, b in zip(restored.to_arrays(), plain.to_arrays(), strict=True))
+    assert len(restored) == len(plain) == 500
+    r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
+    assert [restored.pop(r1) for _ in range(500)] == [plain.pop(r2) for _ in range(500)]
+    assert len(LeveledQueue.from_arrays(np.zeros(0, np.int64), np.zeros(0, np.int16))) == 0
