@@ -62,12 +62,12 @@ class ActionIndex:
     def __len__(self) -> int:
         return len(self.sizes)
 
-    def _cosines(self, actions: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    def _cosines(self, actions: np.ndarray | slice, vector: np.ndarray, vector_norm: float) -> np.ndarray:
         rows = self.centroids[actions]
-        norms = self._norms[actions] * float(np.linalg.norm(vector))
+        norms = self._norms[actions] * vector_norm
         return (rows @ vector) / np.maximum(norms, 1e-12)
 
-    def _candidates(self, vector: np.ndarray) -> np.ndarray:
+    def _candidates(self, vector: np.ndarray, vector_norm: float) -> np.ndarray:
         """The ``_CANDIDATES`` nearest actions, nearest first."""
         k = min(_CANDIDATES, len(self))
         if self._index is not None:
@@ -76,7 +76,7 @@ class ActionIndex:
         nonzero = np.flatnonzero(vector)
         n = len(self)
         dots = self.centroids[:n, nonzero] @ vector[nonzero]
-        sims = dots / np.maximum(self._norms[:n] * float(np.linalg.norm(vector)), 1e-12)
+        sims = dots / np.maximum(self._norms[:n] * vector_norm, 1e-12)
         if n > k:
             top = np.argpartition(-sims, k - 1)[:k]
             return top[np.argsort(-sims[top], kind="stable")]
@@ -86,15 +86,17 @@ class ActionIndex:
         """Algorithm 1 for ``weight`` links sharing one tag path (``key``); returns the action id."""
         if not vector.any():
             vector = np.full(self.dim, 1.0 / self.dim, dtype=np.float32)  # cosine needs a non-zero vector
+        vector_norm = float(np.linalg.norm(vector))
         if key is not None:
             last = self._last_action.get(key)
-            if last is not None and self._cosines(np.array([last]), vector)[0] >= self.theta:
+            # A one-row slice: the same product as indexing that row, without copying it.
+            if last is not None and self._cosines(slice(last, last + 1), vector, vector_norm)[0] >= self.theta:
                 self._merge(last, vector, weight)
                 return last
         action = -1
         if len(self):
-            candidates = self._candidates(vector)
-            sims = self._cosines(candidates, vector)
+            candidates = self._candidates(vector, vector_norm)
+            sims = self._cosines(candidates, vector, vector_norm)
             best = int(np.argmax(sims))
             if sims[best] >= self.theta:
                 action = int(candidates[best])
