@@ -163,10 +163,13 @@ def test_exact_action_assignment_matches_the_hnsw_one(saved_sites):
     paths = [link.tag_path for url, body in _pages(saved_sites) for link in extract_links(body, url)]
     for theta in (0.55, 0.75, 0.95):
         exact = ActionIndex(vectorizer.dim, theta, exact_below=10**9)
+        switching = ActionIndex(vectorizer.dim, theta, exact_below=8)  # exact, then HNSW from its 8th action
         indexed = ActionIndex(vectorizer.dim, theta, exact_below=0)
         got = [exact.assign(vectorizer.transform_one(p), 1, key=p) for p in paths]
         expected = [indexed.assign(vectorizer.transform_one(p), 1, key=p) for p in paths]
         assert got == expected
+        assert [switching.assign(vectorizer.transform_one(p), 1, key=p) for p in paths] == expected
+        assert switching._index is not None and exact._index is None
         assert 10 < len(exact) < len(set(paths))
         assert np.array_equal(exact.sizes, indexed.sizes)
 
