@@ -1,9 +1,11 @@
 """``sbcrawl bench cost``: what the engine costs at scale, on this machine.
 
-1. Frontier scale (synthetic, no network): for 10^4, 10^5 and 10^6 frontier URLs, fill a crawler's LinkTable
+0. The page path against its floor (``pagecost.py``): saved pages of simulated sites served over HTTP, the
+   crawler's receive + page handling against urllib3 receive + lxml parse + iterlinks, interleaved.
+1. Frontier scale (synthetic, no network): for 10^3 to 10^6 frontier URLs, fill a crawler's LinkTable
    and its SB-CLASSIFIER policy with synthetic links (a few hundred distinct tag paths, as on a real site),
    then measure resident memory per URL, the policy's CPU per page at that frontier size (next + add of a
-   page's new links + feedback), and the checkpoint's size, save time and restore time.
+   page's new links + feedback), and the checkpoint's size, save time and restore time (wall and CPU).
 2. Real crawls of the simulator's ``large`` profile (default 1 000 and 50 000 pages): CPU milliseconds per
    crawled page of the crawl thread (``time.thread_time``, which excludes waiting on the network), in
    windows as the frontier grows. The simulator runs in another process, so its CPU is not counted at all.
@@ -235,11 +237,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         page_lines = list(format_page_cost(results, args.repeats))
         print("\n".join(page_lines), file=sys.stderr, flush=True)
     lines = [*page_lines, ""] if args.pages > 0 else []
-    lines += [f"Frontier scale (synthetic links, {args.policy} policy; CPU = policy next+add+feedback per page)", "",
-             f"{'frontier URLs':>14} {'fill s':>8} {'RSS MB':>8} {'B/URL':>7} {'CPU ms/page':>12} "
-             f"{'ckpt MB':>8} {'save s':>7} {'restore s':>9} {'restore CPU s':>13}"]
+    sizes = [int(x) for x in args.frontiers.split(",") if x]
+    if sizes:
+        lines += [f"Frontier scale (synthetic links, {args.policy} policy; CPU = policy next+add+feedback per page)",
+                  "", f"{'frontier URLs':>14} {'fill s':>8} {'RSS MB':>8} {'B/URL':>7} {'CPU ms/page':>12} "
+                  f"{'ckpt MB':>8} {'save s':>7} {'restore s':>9} {'restore CPU s':>13}"]
     with tempfile.TemporaryDirectory(prefix="sbcrawl-cost-") as work:
-        for size in (int(x) for x in args.frontiers.split(",") if x):
+        for size in sizes:
             r = frontier_cost(size, Path(work), policy_name=args.policy)
             lines.append(f"{r.frontier:>14,} {r.fill_s:>8} {r.rss_mb:>8} {r.bytes_per_url:>7} {r.page_cpu_ms:>12} "
                          f"{r.checkpoint_mb:>8} {r.save_s:>7} {r.restore_s:>9} {r.restore_cpu_s:>13}")
