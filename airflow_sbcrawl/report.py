@@ -13,10 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # reports are written by workers without a display
-import matplotlib.pyplot as plt
 import numpy as np
 
 from airflow_sbcrawl.crawler.classify import LABEL_NAMES
@@ -163,9 +159,21 @@ def _confusion_section(crawler: Crawler, summary: CrawlSummary, truth: Callable[
 
 
 # -- figures -------------------------------------------------------------------------------------------
+def _pyplot() -> Any:
+    """matplotlib, imported when a figure is drawn: importing it costs about a second of CPU, which a
+    crawl that writes no report (or a process that only imports this module) should not pay."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # reports are written by workers without a display
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def _harvest_png(crawler: Crawler, summary: CrawlSummary, path: Path) -> Path:
     requests = np.frombuffer(crawler.harvest_requests, dtype=np.int64)
     targets = np.frombuffer(crawler.harvest_targets, dtype=np.int64)
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     xs, ys = np.concatenate([[0], requests]), np.concatenate([[0], targets])
     # Segments lost to a kill end at the point a resume added (index at_page of the arrays, +1 here).
@@ -188,6 +196,7 @@ def _harvest_png(crawler: Crawler, summary: CrawlSummary, path: Path) -> Path:
 
 
 def _groups_png(groups: list[dict[str, Any]], path: Path) -> Path:
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     means = [max(g["mean_reward"], 1e-3) for g in groups]  # log scale, as the paper's Figure 5
     ax.bar(range(1, len(groups) + 1), means)

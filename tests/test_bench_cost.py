@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from airflow_sbcrawl.bench.cost import frontier_cost
+from airflow_sbcrawl.bench.pagecost import capture_sources, format_page_cost, page_cost
 
 
 def test_frontier_cost_checkpoints_and_restores_the_whole_frontier(tmp_path):
     result = frontier_cost(3000, tmp_path, pages=50)  # raises if the restored frontier differs in size
     assert result.frontier == 3000
-    assert result.page_cpu_ms > 0 and result.save_s > 0 and result.restore_s > 0
+    assert result.page_cpu_ms > 0 and result.save_s > 0 and result.restore_s > 0 and result.restore_cpu_s > 0
     assert result.checkpoint_mb > 0
     assert not (tmp_path / "state-3000").exists()  # cleaned up
+
+
+def test_page_cost_times_the_crawler_page_path_against_the_floor_on_saved_pages(tmp_path):
+    sites = capture_sources(["sim:tiny"], 8, tmp_path, eval_dir=None)
+    assert len(sites) == 1 and len(sites[0].pages) == 8
+    assert all((sites[0].folder / name).read_bytes().lstrip().lower().startswith(b"<!doctype html")
+               for _, name in sites[0].pages)
+    site, total = page_cost(sites, repeats=1, out=tmp_path / "runs")
+    assert site.source == "sim:tiny" and total.source == "all" and total.pages == 8
+    # The crawler read the pages' links (its link table holds more URLs than the pages it was given).
+    assert site.links > 8
+    assert site.floor_ms > 0 and site.crawler_ms > site.crawler_process_ms > 0
+    assert site.ratio == site.crawler_ms / site.floor_ms
+    assert "sim:tiny" in "\n".join(format_page_cost([site, total], 1))

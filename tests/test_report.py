@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from airflow_sbcrawl.bench.runner import CrawlSpec, make_crawler, proxied
 from airflow_sbcrawl.bench.truth import site_truth
 from airflow_sbcrawl.report import write_report
@@ -76,3 +79,10 @@ def test_report_after_resumes_tells_one_history(sim_server, sim_proxy_env, tmp_p
     text = write_report(crawler, summary, tmp_path / "r").read_text()
     assert "The crawl was resumed 2 times" in text
     assert f"{lost['lost_requests']:,} requests and" in text
+
+
+def test_matplotlib_is_imported_only_when_a_report_is_drawn():
+    code = ("import sys, airflow_sbcrawl.cli, airflow_sbcrawl.crawler, airflow_sbcrawl.report; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

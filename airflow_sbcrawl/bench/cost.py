@@ -1,9 +1,11 @@
 """``sbcrawl bench cost``: what the engine costs at scale, on this machine.
 
-1. Frontier scale (synthetic, no network): for 10^4, 10^5 and 10^6 frontier URLs, fill a crawler's LinkTable
+0. The page path against its floor (``pagecost.py``): saved pages of simulated sites served over HTTP, the
+   crawler's receive + page handling against urllib3 receive + lxml parse + iterlinks, interleaved.
+1. Frontier scale (synthetic, no network): for 10^3 to 10^6 frontier URLs, fill a crawler's LinkTable
    and its SB-CLASSIFIER policy with synthetic links (a few hundred distinct tag paths, as on a real site),
    then measure resident memory per URL, the policy's CPU per page at that frontier size (next + add of a
-   page's new links + feedback), and the checkpoint's size, save time and restore time.
+   page's new links + feedback), and the checkpoint's size, save time and restore time (wall and CPU).
 2. Real crawls of the simulator's ``large`` profile (default 1 000 and 50 000 pages): CPU milliseconds per
    crawled page of the crawl thread (``time.thread_time``, which excludes waiting on the network), in
    windows as the frontier grows. The simulator runs in another process, so its CPU is not counted at all.
@@ -27,10 +29,12 @@ from typing import Any
 import numpy as np
 import psutil
 
+from airflow_sbcrawl.bench.pagecost import SavedSite, capture_sources, format_page_cost, page_cost
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
 from airflow_sbcrawl.crawler import state as ckpt
 from airflow_sbcrawl.crawler.policies import DEFAULT_POLICY, NewLink
 
+_REPO = Path(__file__).resolve().parents[2]
 _LINKS_PER_PAGE = 20
 _PATHS_PER_PAGE = 4
 
@@ -45,7 +49,8 @@ class FrontierCost:
     page_cpu_ms: float
     checkpoint_mb: float
     save_s: float
-    restore_s: float
+    restore_s: float  # wall
+    restore_cpu_s: float  # this process's CPU (time.process_time), the issue's measure
 
 
 def _synthetic_tag_paths(n: int, rng: np.random.Generator) -> list[str]:
@@ -112,16 +117,18 @@ def frontier_cost(size: int, work: Path, pages: int = 2000, seed: int = 0,
     save_s = time.perf_counter() - began
     ckpt_bytes = sum(p.stat().st_size for p in store_dir.rglob("*") if p.is_file())
 
-    began = time.perf_counter()
+    gc.collect()
+    began, cpu0 = time.perf_counter(), time.process_time()
     fresh = Crawler(config, LocalSink(work / f"sink-{size}"), LocalStateStore(store_dir), tmp_dir=str(work))
     loaded = ckpt.load_latest(fresh.store)
     assert loaded is not None
     fresh._restore(*loaded)  # what run(resume=True) does before its first request
-    restore_s = time.perf_counter() - began
+    restore_s, restore_cpu_s = time.perf_counter() - began, time.process_time() - cpu0
     if len(fresh.policy) != len(policy):
         raise AssertionError(f"restored frontier has {len(fresh.policy)} links, saved {len(policy)}")
     result = FrontierCost(size, round(fill_s, 2), round(rss / 2**20, 1), round(rss / max(size, 1), 1),
-                          round(page_cpu_ms, 3), round(ckpt_bytes / 2**20, 2), round(save_s, 3), round(restore_s, 3))
+                          round(page_cpu_ms, 3), round(ckpt_bytes / 2**20, 2), round(save_s, 3), round(restore_s, 3),
+                          round(restore_cpu_s, 3))
     del crawler, fresh, loaded, table, policy
     shutil.rmtree(store_dir, ignore_errors=True)
     gc.collect()
@@ -203,21 +210,43 @@ def crawl_cost(pages: int, profile: str = "large", seed: int = 0, policy: str = 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="sbcrawl bench cost", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--frontiers", default="10000,100000,1000000", help="synthetic frontier sizes")
+    p.add_argument("--frontiers", default="1000,10000,100000,1000000", help="synthetic frontier sizes")
     p.add_argument("--crawls", default="1000,50000", help="pages of the real crawls of --profile (0: none)")
     p.add_argument("--profile", default="large")
     p.add_argument("--policy", default=DEFAULT_POLICY)
+    p.add_argument("--pages", type=int, default=150,
+                   help="pages saved per source for the page path against the floor (0: not measured)")
+    p.add_argument("--page-sources", default="sim:large,sim:portal,eval:dev-archive,eval:dev-catalogue,eval:dev-hubs",
+                   help="sites the saved pages come from: sim:PROFILE (the simulator), eval:PROFILE (--eval-dir)")
+    p.add_argument("--eval-dir", type=Path, default=_REPO.parent / "shared" / "eval",
+                   help="the evaluation harness, for eval: sources (skipped when absent)")
+    p.add_argument("--saved-pages", type=Path, default=None,
+                   help="time the pages saved by an earlier run (its --out) instead of capturing new ones")
+    p.add_argument("--repeats", type=int, default=5, help="interleaved repeats of the page path and its floor")
     p.add_argument("--out", type=Path, default=Path("bench-cost"))
     args = p.parse_args(sys.argv[1:] if argv is None else list(argv))
     args.out.mkdir(parents=True, exist_ok=True)
-    lines = [f"Frontier scale (synthetic links, {args.policy} policy; CPU = policy next+add+feedback per page)", "",
-             f"{'frontier URLs':>14} {'fill s':>8} {'RSS MB':>8} {'B/URL':>7} {'CPU ms/page':>12} "
-             f"{'ckpt MB':>8} {'save s':>7} {'restore s':>9}"]
+    if args.pages > 0:
+        if args.saved_pages is not None:
+            sites = [SavedSite.load(p) for p in sorted((args.saved_pages / "pages").iterdir())]
+        else:
+            sites = capture_sources([s for s in args.page_sources.split(",") if s], args.pages, args.out,
+                                    args.eval_dir.resolve())
+        with tempfile.TemporaryDirectory(prefix="sbcrawl-pagecost-") as work:
+            results = page_cost(sites, args.repeats, Path(work), args.policy)
+        page_lines = list(format_page_cost(results, args.repeats))
+        print("\n".join(page_lines), file=sys.stderr, flush=True)
+    lines = [*page_lines, ""] if args.pages > 0 else []
+    sizes = [int(x) for x in args.frontiers.split(",") if x]
+    if sizes:
+        lines += [f"Frontier scale (synthetic links, {args.policy} policy; CPU = policy next+add+feedback per page)",
+                  "", f"{'frontier URLs':>14} {'fill s':>8} {'RSS MB':>8} {'B/URL':>7} {'CPU ms/page':>12} "
+                  f"{'ckpt MB':>8} {'save s':>7} {'restore s':>9} {'restore CPU s':>13}"]
     with tempfile.TemporaryDirectory(prefix="sbcrawl-cost-") as work:
-        for size in (int(x) for x in args.frontiers.split(",") if x):
+        for size in sizes:
             r = frontier_cost(size, Path(work), policy_name=args.policy)
             lines.append(f"{r.frontier:>14,} {r.fill_s:>8} {r.rss_mb:>8} {r.bytes_per_url:>7} {r.page_cpu_ms:>12} "
-                         f"{r.checkpoint_mb:>8} {r.save_s:>7} {r.restore_s:>9}")
+                         f"{r.checkpoint_mb:>8} {r.save_s:>7} {r.restore_s:>9} {r.restore_cpu_s:>13}")
             print(lines[-1], file=sys.stderr, flush=True)
     for pages in (int(x) for x in args.crawls.split(",") if x and int(x) > 0):
         c = crawl_cost(pages, args.profile, policy=args.policy)

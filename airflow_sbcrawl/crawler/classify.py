@@ -16,28 +16,26 @@ _ALPHABET = _LAST - _FIRST + 2
 N_FEATURES = _ALPHABET * _ALPHABET
 
 
-def _codes(url: str) -> np.ndarray:
-    raw = np.frombuffer(url.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
-    inside = (raw >= _FIRST) & (raw <= _LAST)
-    return np.where(inside, raw - _FIRST, _ALPHABET - 1)
-
-
 def url_features(urls: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Character 2-gram counts of each URL, L2-normalised, as CSR parts (indptr, indices, values)."""
-    indptr = [0]
-    indices: list[np.ndarray] = []
-    values: list[np.ndarray] = []
-    for url in urls:
-        c = _codes(url)
-        grams = c[:-1] * _ALPHABET + c[1:]
-        uniq, counts = np.unique(grams, return_counts=True)
-        weights = counts / np.sqrt((counts.astype(np.float64) ** 2).sum() or 1.0)
-        indices.append(uniq)
-        values.append(weights)
-        indptr.append(indptr[-1] + len(uniq))
+    """Character 2-gram counts of each URL, L2-normalised, as CSR parts (indptr, indices, values), each row's
+    2-grams in increasing order.
+
+    All the URLs of a page in one pass of numpy: their characters are coded together, the 2-grams that
+    would straddle two URLs dropped, and (URL, 2-gram) pairs counted at once."""
     if not urls:
         return np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    return np.array(indptr), np.concatenate(indices), np.concatenate(values)
+    raw = np.frombuffer("".join(urls).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    codes = np.where((raw >= _FIRST) & (raw <= _LAST), raw - _FIRST, _ALPHABET - 1)
+    lengths = np.fromiter(map(len, urls), dtype=np.int64, count=len(urls))
+    rows = np.repeat(np.arange(len(urls), dtype=np.int64), lengths)
+    same_url = rows[:-1] == rows[1:]
+    grams = (codes[:-1] * _ALPHABET + codes[1:])[same_url]
+    keys, counts = np.unique(rows[:-1][same_url] * N_FEATURES + grams, return_counts=True)
+    key_rows = keys // N_FEATURES
+    squares = np.bincount(key_rows, weights=counts.astype(np.float64) ** 2, minlength=len(urls))
+    values = counts / np.sqrt(squares)[key_rows]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(key_rows, minlength=len(urls)))])
+    return indptr, keys % N_FEATURES, values
 
 
 class OnlineLogisticRegression:

@@ -73,9 +73,9 @@ class LinkTable:
         table.predicted = array("b", arrays["link_predicted"].astype(np.int8).tobytes())
         if not len(urls) == len(table.depth) == len(table.parent) == len(table.path) == len(table.predicted):
             raise ValueError("link table arrays disagree in length")
-        table.ids = {u: i for i, u in enumerate(urls)}
+        table.ids = dict(zip(urls, range(len(urls)), strict=True))  # twice as fast as a comprehension
         table.paths = paths
-        table._path_ids = {p: i for i, p in enumerate(paths)}
+        table._path_ids = dict(zip(paths, range(len(paths)), strict=True))
         return table
 
 
@@ -150,7 +150,15 @@ class LeveledQueue:
 
     @classmethod
     def from_arrays(cls, ids: np.ndarray, levels: np.ndarray) -> LeveledQueue:
+        """The queue ``to_arrays`` described: each level's ids in their order, the levels in the order they
+        first appear (so that a restored queue saves the same arrays)."""
         queue = cls()
-        for item, level in zip(ids.tolist(), levels.tolist(), strict=True):
-            queue.add(item, level)
+        if not len(ids):
+            return queue
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        found, first = np.unique(levels, return_index=True)
+        for level in found[np.argsort(first)].tolist():
+            mine = ids[levels == level]
+            queue._levels[level] = RandomBag(array("q", mine.tobytes()))
+            queue._size += len(mine)
         return queue

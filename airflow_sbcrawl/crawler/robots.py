@@ -38,6 +38,9 @@ class RobotsRules:
         self.problems: dict[str, str] = {}  # origin -> why its robots.txt could not be read
         self.failures: dict[str, tuple[int | None, str]] = {}  # origin -> (status, error) of that failure
         self._unavailable_until: dict[str, float] = {}  # origin -> when to ask for its robots.txt again
+        # Rules read, by the "scheme://authority" text that starts a URL (normalised URLs: the origin itself),
+        # so that the URLs of a page find their host's rules without being parsed.
+        self._by_prefix: dict[str, Protego] = {}
 
     def _rules(self, url: str) -> Protego:
         parts = urlsplit(url)
@@ -95,4 +98,15 @@ class RobotsRules:
         self._unavailable_until.pop(f"{parts.scheme}://{parts.netloc}", None)
 
     def allowed(self, url: str) -> bool:
-        return not self.enabled or self._rules(url).can_fetch(url, self.user_agent)
+        if not self.enabled:
+            return True
+        end = url.find("/", url.find("//") + 2) if "//" in url else -1
+        prefix = url[:end] if end > 0 else ""
+        rules = self._by_prefix.get(prefix) if prefix else None
+        if rules is None:
+            rules = self._rules(url)
+            parts = urlsplit(url)
+            origin = f"{parts.scheme}://{parts.netloc}"
+            if prefix == origin and self._parsed.get(origin) is rules:  # rules read, not a passing refusal
+                self._by_prefix[prefix] = rules
+        return rules.can_fetch(url, self.user_agent)

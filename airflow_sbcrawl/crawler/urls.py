@@ -4,6 +4,7 @@ the start URL's scheme and port)."""
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
 _SKIPPED_SCHEMES = ("mailto:", "tel:", "javascript:", "data:", "ftp:", "file:", "sms:", "#")
@@ -55,6 +56,21 @@ def normalize(url: str) -> str:
 
 _RESOLVED: dict[tuple[str, str], str | None] = {}
 _RESOLVED_MAX = 200_000
+_MISSING = object()
+
+
+def _origin(base: str) -> str:
+    """What a root-relative href is resolved against: the base up to its path ("http://host:port")."""
+    return base[: base.find("/", base.find("//") + 2)] if base.count("/") >= 3 else base
+
+
+def _resolve_uncached(base: str, href: str) -> str | None:
+    if not href or href.lower().startswith(_SKIPPED_SCHEMES):
+        return None
+    try:
+        return normalize(urljoin(base, href))
+    except (InvalidURL, ValueError):
+        return None
 
 
 def resolve(base: str, href: str) -> str | None:
@@ -62,30 +78,36 @@ def resolve(base: str, href: str) -> str | None:
 
     Menus repeat the same hrefs on every page of a site, so results are cached; an absolute href does not
     depend on the base at all, a root-relative one only on its origin."""
-    href = href.strip()
-    if href.startswith(("http://", "https://")):
-        key = ("", href)
-    elif href.startswith("/") and not href.startswith("//"):
-        key = (base[: base.find("/", base.find("//") + 2)] if base.count("/") >= 3 else base, href)
-    else:
-        key = (base, href)
-    cached = _RESOLVED.get(key, _MISSING)
-    if cached is not _MISSING:
-        return cached
-    if not href or href.lower().startswith(_SKIPPED_SCHEMES):
-        url = None
-    else:
-        try:
-            url = normalize(urljoin(base, href))
-        except (InvalidURL, ValueError):
-            url = None
-    if len(_RESOLVED) >= _RESOLVED_MAX:
-        _RESOLVED.clear()
-    _RESOLVED[key] = url
-    return url
+    return resolver(base)(href)
 
 
-_MISSING = object()
+def resolver(base: str) -> Callable[[str], str | None]:
+    """``resolve`` against one base, for all the links of a page: the base's origin is found once, and an
+    href repeated on the page (a menu in the header and the footer) is looked up once."""
+    origin = _origin(base)
+    page: dict[str, str | None] = {}
+
+    def resolve_href(href: str) -> str | None:
+        url = page.get(href, _MISSING)
+        if url is not _MISSING:
+            return url  # type: ignore[return-value]
+        stripped = href.strip()
+        if stripped.startswith(("http://", "https://")):
+            key = ("", stripped)
+        elif stripped.startswith("/") and not stripped.startswith("//"):
+            key = (origin, stripped)
+        else:
+            key = (base, stripped)
+        url = _RESOLVED.get(key, _MISSING)
+        if url is _MISSING:
+            url = _resolve_uncached(base, stripped)
+            if len(_RESOLVED) >= _RESOLVED_MAX:
+                _RESOLVED.clear()
+            _RESOLVED[key] = url
+        page[href] = url  # type: ignore[assignment]
+        return url  # type: ignore[return-value]
+
+    return resolve_href
 
 
 def site_host(host: str) -> str:
@@ -116,16 +138,50 @@ class Scope:
         self.origins = {origin_port(parts)}
         if self.origins == {("http", 80)}:
             self.origins.add(("https", 443))
+        # The answer depends on the URL's scheme and authority only: kept per "scheme://authority" prefix,
+        # as a page's links share a handful of them.
+        self._known: dict[str, bool] = {}
 
     def __contains__(self, url: str) -> bool:
+        start = url.find("//")
+        end = url.find("/", start + 2) if start > 0 else -1
+        if end < 0:
+            return self._contains(url)
+        prefix = url[:end]
+        known = self._known.get(prefix)
+        if known is None:
+            if len(self._known) >= _KNOWN_MAX:
+                self._known.clear()
+            known = self._known[prefix] = self._contains(url)
+        return known
+
+    def _contains(self, url: str) -> bool:
         parts = urlsplit(url)
         host = site_host(parts.hostname or "")
         return (host == self.root or host.endswith(self._suffix)) and origin_port(parts) in self.origins
 
 
+_KNOWN_MAX = 10_000
+# Characters urlsplit removes from anywhere in a URL (WHATWG): a URL holding one takes the slow path.
+_UNSAFE = frozenset("\t\r\n")
+
+
 def extension(url: str) -> str:
     """Lower-case extension of the URL's last path segment, without the dot ("" when none)."""
-    path = urlsplit(url).path
+    if url.startswith(("http://", "https://")) and _UNSAFE.isdisjoint(url):
+        # The path of an http(s) URL: after the authority (which ends at the first / ? #), up to ? or #.
+        rest = url[url.find("//") + 2:]
+        cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+        path = rest[cut:]
+        if rest[cut:cut + 1] == "/":
+            for mark in "?#":
+                i = path.find(mark)
+                if i >= 0:
+                    path = path[:i]
+        else:
+            path = ""
+    else:
+        path = urlsplit(url).path
     segment = path.rsplit("/", 1)[-1]
     if "." not in segment:
         return ""
