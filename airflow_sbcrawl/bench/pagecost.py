@@ -43,6 +43,8 @@ import urllib3
 
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink
 from airflow_sbcrawl.crawler.classify import HTML, TARGET
+from airflow_sbcrawl.crawler.engine import _Work
+from airflow_sbcrawl.crawler.fetch import Response
 from airflow_sbcrawl.crawler.policies import DEFAULT_POLICY
 
 _TRAINING_LABELS = 60  # per class, at most
@@ -239,17 +241,19 @@ def floor_pass(site: SavedSite, http: urllib3.PoolManager) -> PassTimes:
     return PassTimes(len(site.pages), receive, process)
 
 
-class _PagePathCrawler(Crawler):
-    """The engine's page handling, without fetching the targets it predicts (requests of their own)."""
-
-    def _fetch_predicted_target(self, link_id: int, nesting: int) -> int:
-        return 0
+def _process_page(crawler: Crawler, page_id: int, resp: Response) -> None:
+    """The engine's reading of a page: its links extracted, labelled and handed to the policy; the
+    targets it predicts are queued, not fetched (requests of their own), and dropped here."""
+    work = _Work(page_id, resp, 0, None, None)
+    crawler._read_links(work)
+    crawler.policy.add(work.links)
+    crawler._queue.clear()
 
 
 def _fresh_crawler(site: SavedSite, out: Path, policy: str) -> Crawler:
     config = CrawlConfig(start_url=site.start_url, policy=policy, seed=0, delay=0.0, max_requests=10**9,
                          early_stopping=False, checkpoint_every_pages=10**9)
-    crawler = _PagePathCrawler(config, LocalSink(out), tmp_dir=str(out))
+    crawler = Crawler(config, LocalSink(out), tmp_dir=str(out))
     pages = [url for url, _ in site.pages][:_TRAINING_LABELS]
     files = site.files[:_TRAINING_LABELS]
     for i in range(max(len(pages), len(files))):  # interleaved, as a crawl meets them
@@ -273,7 +277,7 @@ def crawler_pass(site: SavedSite, out: Path, policy: str = DEFAULT_POLICY) -> Pa
             resp = crawler.fetcher.fetch(url)
             t1 = time.thread_time()
             if resp.kind == "html":
-                crawler._process_page(page_id, resp, 0)
+                _process_page(crawler, page_id, resp)
             t2 = time.thread_time()
             receive += t1 - t0
             process += t2 - t1
