@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import requests
+import urllib3
 
 from airflow_sbcrawl.crawler.addresses import AddressGuard, AddressRefused
 from airflow_sbcrawl.crawler.budget import Budget, StopRequested
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.mimes import is_html, media_type
-from airflow_sbcrawl.crawler.transport import CrawlAdapter, InFlight, refusal
+from airflow_sbcrawl.crawler.transport import Connections, InFlight, refusal
 
 log = logging.getLogger(__name__)
 
@@ -75,20 +75,16 @@ class Fetcher:
         self.budget = budget
         self.stop = stop or threading.Event()
         self.tmp_dir = tmp_dir
-        self.session = requests.Session()
         self.guard = AddressGuard(config.start_url, config.allow_private_start)
         self._in_flight = InFlight()
         self._calls: dict[int, _Call] = {}  # thread -> the request it is making
-        adapter = CrawlAdapter(self._in_flight, self.guard, config.concurrency)
-        self.session.mount("http://", adapter)
-        self.session.mount("https://", adapter)
-        # HTTP(S)_PROXY and NO_PROXY are read once, not on every request as requests' trust_env does
-        # (that environment scan was a tenth of the crawler's CPU time per page).
-        self.session.trust_env = False
+        self._connections = Connections(self._in_flight, self.guard, config.concurrency)
+        self._timeout = urllib3.Timeout(connect=config.connect_timeout, read=config.read_timeout)
+        # HTTP(S)_PROXY and NO_PROXY are read once, not on every request (that environment scan was a tenth
+        # of the crawler's CPU time per page when requests did it).
         self._env_proxies = urllib.request.getproxies_environment()
-        self._proxies_by_host: dict[str, dict[str, str]] = {}
-        self.session.headers["User-Agent"] = config.user_agent
-        self.session.headers["Accept-Encoding"] = "gzip, deflate"
+        self._proxies_by_host: dict[str, str | None] = {}
+        self._headers = {"User-Agent": config.user_agent, "Accept-Encoding": "gzip, deflate", "Accept": "*/*"}
         self._free_at: dict[str, float] = {}  # host -> when its next request may be sent
         self._turns = threading.Lock()
         self.host_delay: dict[str, float] = {}  # per-host delays above the configured one (Crawl-delay)
@@ -99,7 +95,7 @@ class Fetcher:
         self.given_up: dict[str, str] = {}  # host -> why no more requests go to it
 
     def close(self) -> None:
-        self.session.close()
+        self._connections.clear()
         self._watchdog.shutdown()
 
     @staticmethod
@@ -127,14 +123,14 @@ class Fetcher:
         """Seconds between two requests to ``host``: the configured delay, or its Crawl-delay if longer."""
         return max(self.config.delay, self.host_delay.get(host, 0.0))
 
-    def _proxies(self, url: str) -> dict[str, str]:
-        host = urlsplit(url).netloc
-        proxies = self._proxies_by_host.get(host)
-        if proxies is None:
+    def _proxy(self, url: str) -> str | None:
+        """The proxy a request for ``url`` goes through (HTTP_PROXY / HTTPS_PROXY, unless NO_PROXY)."""
+        scheme, host = url.split("://", 1)[0], urlsplit(url).netloc
+        key = f"{scheme}://{host}"
+        if key not in self._proxies_by_host:
             bypass = "no" in self._env_proxies and urllib.request.proxy_bypass_environment(host, self._env_proxies)
-            proxies = {} if bypass else {k: v for k, v in self._env_proxies.items() if k in ("http", "https")}
-            self._proxies_by_host[host] = proxies
-        return proxies
+            self._proxies_by_host[key] = None if bypass else self._env_proxies.get(scheme)
+        return self._proxies_by_host[key]
 
     # -- politeness ------------------------------------------------------------------------------------
     def _wait_turn(self, host: str) -> None:
@@ -227,15 +223,14 @@ class Fetcher:
 
     def _attempt(self, url: str, method: str, headers: dict[str, str] | None = None) -> Response:
         out = Response(url=url, method=method)
-        timeout = (self.config.connect_timeout, self.config.read_timeout)
         # One deadline from before the connection to the end of the body; the watchdog aborts the request
         # when it passes, whatever stage the request is in.
         call = _Call(threading.get_ident(), time.monotonic())
         self._calls[call.thread] = call
         self._watchdog.arm(call.thread, call.started + self.config.response_timeout, lambda: self._on_deadline(call))
         try:
-            return self._request(url, method, timeout, out, headers, call)
-        except requests.RequestException as exc:
+            return self._request(url, method, out, headers, call)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
             refused = refusal(exc)
             if refused is not None:
                 out.kind, out.error = "refused", f"refused: {refused}"
@@ -266,25 +261,25 @@ class Fetcher:
         out.error = f"response slower than {self.config.response_timeout:g}s"
         return True
 
-    def _request(self, url: str, method: str, timeout: tuple[float, float], out: Response,
-                 headers: dict[str, str] | None, call: _Call) -> Response:
-        raw = self.session.request(method, url, stream=True, allow_redirects=False, timeout=timeout,
-                                   proxies=self._proxies(url), headers=headers)
-        if self._interrupted(out, call):  # the headers were complete just as the deadline passed
-            raw.close()
-            return out
-        with raw:
-            out.status = raw.status_code
+    def _request(self, url: str, method: str, out: Response, headers: dict[str, str] | None,
+                 call: _Call) -> Response:
+        raw = self._connections.manager(self._proxy(url)).urlopen(
+            method, url, headers={**self._headers, **headers} if headers else self._headers, redirect=False,
+            retries=False, preload_content=False, decode_content=False, timeout=self._timeout)
+        try:
+            if self._interrupted(out, call):  # the headers were complete just as the deadline passed
+                return out
+            status = out.status = raw.status
             out.headers = {k.lower(): v for k, v in raw.headers.items()}
-            out.mime = media_type(raw.headers.get("Content-Type"))
-            if raw.status_code == 304:  # a conditional GET: what we hold is current, and no body comes
+            out.mime = media_type(out.headers.get("content-type"))
+            if status == 304:  # a conditional GET: what we hold is current, and no body comes
                 out.kind = "unchanged"
                 return out
-            if 300 <= raw.status_code < 400:
-                out.kind = "redirect" if raw.headers.get("Location") else "error"
+            if 300 <= status < 400:
+                out.kind = "redirect" if out.headers.get("location") else "error"
                 return out
-            if raw.status_code >= 400 or raw.status_code < 200:
-                out.error = f"HTTP {raw.status_code}"
+            if status >= 400 or status < 200:
+                out.error = f"HTTP {status}"
                 return out
             if out.mime.startswith(self.config.blocked_mime_prefixes):
                 out.kind = "blocked"
@@ -299,7 +294,12 @@ class Fetcher:
                 self._read_target(raw, out, call)
             else:
                 out.kind = "other"
-        return out
+            return out
+        finally:
+            # A body read to its end left its connection in the pool already; one cut short (a redirect's,
+            # a blocked file's, an error page's) closes it rather than reading what nobody wants.
+            raw.close()
+            raw.release_conn()
 
     def _classify_mime(self, mime: str) -> str:
         if is_html(mime):
@@ -308,11 +308,11 @@ class Fetcher:
             return "target"
         return "other"
 
-    def _stream(self, raw: requests.Response, cap: int, sink, call: _Call) -> str:
+    def _stream(self, raw: urllib3.BaseHTTPResponse, cap: int, sink, call: _Call) -> str:
         """Copy the decoded body to ``sink`` up to ``cap`` bytes; returns an error string ("" when the whole
         body was read). The byte budget is charged with wire bytes; a body that expands more than
         ``max_compression_ratio`` times (a decompression bomb) is cut off."""
-        stream = raw.raw
+        stream = raw
         decoder = _Decoder(raw.headers.get("Content-Encoding", ""))
         if decoder.error:
             return decoder.error
@@ -352,7 +352,7 @@ class Fetcher:
             if self.stop.is_set():
                 raise StopRequested("stop requested while a response was arriving")
 
-    def _read_page(self, raw: requests.Response, out: Response, call: _Call) -> None:
+    def _read_page(self, raw: urllib3.BaseHTTPResponse, out: Response, call: _Call) -> None:
         parts: list[bytes] = []
         error = self._stream(raw, self.config.max_page_bytes, parts.append, call)
         if error:
@@ -362,7 +362,7 @@ class Fetcher:
         out.body = b"".join(parts)
         out.size = len(out.body)
 
-    def _read_target(self, raw: requests.Response, out: Response, call: _Call) -> None:
+    def _read_target(self, raw: urllib3.BaseHTTPResponse, out: Response, call: _Call) -> None:
         digest = hashlib.sha256()
         fd, name = tempfile.mkstemp(prefix=PART_PREFIX, suffix=PART_SUFFIX, dir=self.tmp_dir)
         path = Path(name)

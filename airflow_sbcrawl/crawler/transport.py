@@ -8,8 +8,10 @@ import contextlib
 import socket
 import threading
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
-from requests.adapters import HTTPAdapter
+import certifi
+from urllib3 import PoolManager, ProxyManager, make_headers
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
@@ -69,29 +71,44 @@ def _pool_classes(in_flight: InFlight, guard: AddressGuard | None) -> dict[str, 
     }
 
 
-class CrawlAdapter(HTTPAdapter):
-    """Direct connections are checked against the guard once connected (after DNS); connections to a
-    proxy the operator configured are not (the proxy resolves the names: URL hosts that are IP literals
-    or loopback names are checked by the fetcher before the request)."""
+class Connections:
+    """urllib3 pool managers for the fetcher (requests' layer on top cost as much CPU as the receive).
+    Direct connections are checked against the guard once connected (after DNS); connections to a proxy
+    the operator configured are not (the proxy resolves the names: URL hosts that are IP literals or
+    loopback names are checked by the fetcher before the request)."""
 
     def __init__(self, in_flight: InFlight, guard: AddressGuard, connections: int = 1) -> None:
-        self._direct = _pool_classes(in_flight, guard)
-        self._proxied = _pool_classes(in_flight, None)
         # One kept-alive connection per concurrent request, per host (a proxy counts as one host).
-        super().__init__(pool_connections=10, pool_maxsize=max(connections, 1))
+        self._options: dict[str, Any] = {"num_pools": 10, "maxsize": max(connections, 1), "block": False,
+                                         "ca_certs": certifi.where()}
+        self._direct = PoolManager(**self._options)
+        self._direct.pool_classes_by_scheme = _pool_classes(in_flight, guard)
+        self._proxied_classes = _pool_classes(in_flight, None)
+        self._proxies: dict[str, ProxyManager] = {}
 
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = self._direct
-
-    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
-        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        manager.pool_classes_by_scheme = self._proxied
+    def manager(self, proxy: str | None) -> PoolManager:
+        """The pool manager for requests through ``proxy`` (None: direct)."""
+        if not proxy:
+            return self._direct
+        manager = self._proxies.get(proxy)
+        if manager is None:
+            parts = urlsplit(proxy)
+            headers = None
+            if parts.username:  # credentials in the proxy URL, as HTTP_PROXY allows
+                auth = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+                headers = make_headers(proxy_basic_auth=auth)
+            manager = ProxyManager(proxy, proxy_headers=headers, **self._options)
+            manager.pool_classes_by_scheme = self._proxied_classes
+            self._proxies[proxy] = manager
         return manager
+
+    def clear(self) -> None:
+        for manager in (self._direct, *self._proxies.values()):
+            manager.clear()
 
 
 def refusal(exc: BaseException) -> AddressRefused | None:
-    """The AddressRefused somewhere inside the exceptions requests and urllib3 wrap around it."""
+    """The AddressRefused somewhere inside the exceptions urllib3 wraps around it."""
     seen: set[int] = set()
     todo: list[object] = [exc]
     while todo:
