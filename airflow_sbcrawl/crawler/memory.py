@@ -54,6 +54,7 @@ class KnownDataset:
     depth: int = 0
     filename: str = ""  # from Content-Disposition
     contexts: list[str] = field(default_factory=list)  # hashes of the text around links to it (recrawl.py)
+    listed_on: list[str] = field(default_factory=list)  # pages that linked it, over the last runs
 
     @property
     def has_validator(self) -> bool:
@@ -62,7 +63,8 @@ class KnownDataset:
 
 @dataclass
 class KnownPage:
-    """A page on the way to known datasets; ``score`` is how many known datasets lie below it."""
+    """A page on the way to known datasets or listing them; ``score`` is how many known datasets lie below it
+    or it lists."""
 
     url: str
     parent: str = ""
@@ -72,6 +74,7 @@ class KnownPage:
     etag: str = ""
     last_modified: str = ""
     contexts: list[str] = field(default_factory=list)
+    listed_on: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -26,6 +26,7 @@ takes a turn on the new links found so far. Each known dataset ends the run ``ne
 from __future__ import annotations
 
 import hashlib
+import heapq
 import logging
 import re
 from collections import Counter, deque
@@ -52,9 +53,14 @@ RECRAWL_SHARE = 0.6
 _POLICY_EVERY = 6
 # Contexts of a link kept per known page or dataset (the places it is listed, over the last runs).
 _MAX_CONTEXTS = 8
-# The element whose text and links are a link's context: the outermost of these around it (a catalogue
-# row, not the file badge inside it), else its parent.
-_CONTAINERS = frozenset({"li", "tr", "dd", "article"})
+# Pages remembered per known page or dataset as the ones that link it.
+_MAX_LISTERS = 4
+# The element whose text and links are a link's context: the outermost item of a list around it (a
+# catalogue row, not the file badge inside it), else the smallest element that says more than the link.
+# List items, table rows and definitions are items by their markup; an article only among articles (a
+# page's one main article holds every file of a dataset: a context that wide makes one updated file look
+# like all of them changed).
+_ITEMS = frozenset({"li", "tr", "dd"})
 # A new link placed as at least this many known pages were (a new row of a catalogue) is visited early.
 _PATH_SUPPORT = 2
 _ID = re.compile(r"#[^ .]*|\d+")
@@ -69,18 +75,20 @@ def _now() -> str:
 
 
 def link_contexts(body: bytes, page_url: str, encoding: str | None = None,
-                  max_links: int = 10_000) -> dict[str, set[str]]:
+                  max_links: int = 10_000) -> tuple[dict[str, set[str]], set[str]]:
     """Link URL → hashes of its contexts on the page: the text and link targets of the list item, table
-    row or article around it (a catalogue row with its date and file links), else of its parent element.
+    row or article around it (a catalogue row with its date and file links), else of its parent element;
+    and the links the page *describes*: in a context that says more than the link's own text (a row with a
+    date, a teaser), unlike a menu or a sidebar of bare titles, which shows nothing of a change.
     Only the first ``max_links`` links are read, as for link extraction; each element's text length is
     measured once, so a page of many links under one parent costs linear, not quadratic, time."""
     if not body.strip():
-        return {}
+        return {}, set()
     try:
         root = lxml.html.document_fromstring(body, parser=lxml.html.HTMLParser(encoding=encoding, recover=True,
                                                                               no_network=True))
     except (lxml.etree.ParserError, ValueError, LookupError, lxml.etree.XMLSyntaxError):
-        return {}
+        return {}, set()
     hashes: dict[lxml.etree._Element, str] = {}
     lengths: dict[lxml.etree._Element, int] = {}
 
@@ -90,7 +98,17 @@ def link_contexts(body: bytes, page_url: str, encoding: str | None = None,
             n = lengths[element] = len(element.text_content().strip())
         return n
 
+    items: dict[lxml.etree._Element, bool] = {}
+
+    def is_item(element: lxml.etree._Element) -> bool:  # one of several of its tag under its parent
+        known = items.get(element)
+        if known is None:
+            parent = element.getparent()
+            known = items[element] = parent is not None and len(parent.findall(element.tag)) > 1
+        return known
+
     out: dict[str, set[str]] = {}
+    described: set[str] = set()
     for i, el in enumerate(root.iter("a")):
         if i >= max_links:
             break
@@ -98,12 +116,12 @@ def link_contexts(body: bytes, page_url: str, encoding: str | None = None,
         url = resolve(page_url, href) if href else None
         if url is None:
             continue
+        own = text_length(el)
         box = None
         for anc in el.iterancestors():
-            if anc.tag in _CONTAINERS:
+            if anc.tag in _ITEMS or (anc.tag == "article" and is_item(anc)):
                 box = anc
         if box is None:  # the smallest element around the link that says more than the link itself
-            own = text_length(el)
             box = el
             while box.getparent() is not None and text_length(box) <= own:
                 box = box.getparent()
@@ -113,7 +131,9 @@ def link_contexts(body: bytes, page_url: str, encoding: str | None = None,
             targets = " ".join(sorted(a.get("href", "") for a in box.iter("a")))
             h = hashes[box] = hashlib.blake2b(f"{text}\n{targets}".encode(), digest_size=6).hexdigest()
         out.setdefault(url, set()).add(h)
-    return out
+        if text_length(box) > own:
+            described.add(url)
+    return out, described
 
 
 class Recrawl:
@@ -134,6 +154,7 @@ class Recrawl:
         self.page_validators: dict[str, tuple[str, str]] = {}
         self.unchanged_pages: set[str] = set()
         self.contexts: dict[str, set[str]] = {}  # link URL -> contexts seen this run
+        self.listers: dict[str, list[str]] = {}  # link URL -> pages that linked it this run
         self._known_sha: set[str] = set()
         self._by_page: dict[str, list[int]] = {}  # page URL -> known datasets first found there
         self._memory_pages: set[int] = set()
@@ -141,7 +162,11 @@ class Recrawl:
         self._claimed: deque[int] = deque()
         self._unlisted: deque[int] = deque()
         self._paths: set[str] = set()
-        self._hubs: deque[int] = deque()
+        # Pages to revisit, most uncovered known links first (see ``_next_revisit``): (-links, depth, id).
+        self._revisits: list[tuple[int, int, int]] = []
+        self._listing: dict[int, list[int]] = {}  # memory page -> the known pages and datasets it linked
+        self._described_by: dict[int, list[int]] = {}  # the other way round
+        self._covered: set[int] = set()  # known pages and datasets seen linked (or answered) this run
         self._leaves: deque[int] = deque()
         self._checks: deque[int] = deque()
         self._done: set[int] = set()
@@ -176,14 +201,14 @@ class Recrawl:
                 self._by_name.setdefault(name, []).append(link_id)
         self._memory_pages = {links.ids[url] for url in mem.pages}
         self._paths = _productive_paths(mem)
-        parents = {p.parent for p in mem.pages.values()}
-        start = crawler.config.start_url
-        hubs = sorted((p for p in mem.pages.values() if p.url in parents and p.url != start),
-                      key=lambda p: (p.depth, -p.score))
-        leaves = sorted((p for p in mem.pages.values() if p.url not in parents and p.url != start),
-                        key=lambda p: -p.score)
-        self._hubs = deque(links.ids[p.url] for p in hubs)
-        self._leaves = deque(links.ids[p.url] for p in leaves)
+        self._listing = _listing(mem, links.ids)
+        self._described_by = _inverse(self._listing)
+        start = links.ids.get(crawler.config.start_url)
+        self._revisits = [(-len(items), links.depth[page], page) for page, items in self._listing.items()
+                          if page != start]
+        heapq.heapify(self._revisits)
+        self._leaves = deque(links.ids[p.url] for p in sorted(mem.pages.values(), key=lambda p: -p.score)
+                             if links.ids[p.url] not in self._listing and links.ids[p.url] != start)
         # Known datasets with a validator are cheap to check (a 304); the others cost a download.
         self._checks = deque(sorted(self.known, key=lambda i: not self.known[i].has_validator))
         log.info("warm start from the memory of run %s: %d datasets, %d pages", mem.run_id, len(self.known),
@@ -215,7 +240,13 @@ class Recrawl:
         self._handed += 1
         if policy_has_links and self._handed % (_POLICY_EVERY + 1) == 0:
             return None
-        for queue in (self._urgent, self._hubs, self._unlisted, self._leaves, self._checks):
+        for queue in (self._urgent, None, self._unlisted, self._leaves, self._checks):
+            if queue is None:  # after what the pages showed changed, the pages that show the most
+                if (link_id := self._next_revisit()) is not None:
+                    self._done.add(link_id)
+                    self.spent += 1
+                    return link_id
+                continue
             while queue:
                 link_id = queue.popleft()
                 if link_id in self._done or (link_id in self.known and self._url(link_id) in self.status):
@@ -226,6 +257,35 @@ class Recrawl:
                 self.spent += 1
                 return link_id
         return None
+
+    def _next_revisit(self) -> int | None:
+        """The memory page whose links show most of what this run has not seen yet: a greedy cover of the
+        known pages and datasets by the pages that linked them (a catalogue page shows a dozen datasets'
+        rows, a dataset page its files). Pages whose links were all seen go to the leaves."""
+        heap = self._revisits
+        while heap:
+            gain, depth, page = heap[0]
+            if page in self._done:
+                heapq.heappop(heap)
+                continue
+            now = sum(item not in self._covered for item in self._listing.get(page, ()))
+            if now == -gain:
+                heapq.heappop(heap)
+                return page
+            if now:
+                heapq.heapreplace(heap, (-now, depth, page))
+            else:
+                heapq.heappop(heap)
+                self._leaves.append(page)
+        return None
+
+    def _cover(self, link_id: int, vouched: bool) -> None:
+        """A known page or dataset needs no revisit for its own sake: it was read, or seen in a new context
+        (then it is revisited or checked right away); ``vouched``: it is as it was (described as before, or
+        a 304), which vouches for what it described last time too."""
+        self._covered.add(link_id)
+        if vouched:
+            self._covered.update(self._listing.get(link_id, ()))
 
     def page_read(self, url: str, body: bytes, encoding: str | None, headers: dict[str, str],
                   record: bool) -> list[int]:
@@ -238,29 +298,46 @@ class Recrawl:
                 self.page_validators[url] = (etag, modified)
         if not (record or self.warm):
             return []
-        contexts = link_contexts(body, url, encoding, self.max_links)
+        contexts, described = link_contexts(body, url, encoding, self.max_links)
         if record:
             for link, hashes in contexts.items():
                 self.contexts.setdefault(link, set()).update(hashes)
+            for link in described:
+                listers = self.listers.setdefault(link, [])
+                if len(listers) < _MAX_LISTERS and url not in listers:
+                    listers.append(url)
         if not self.warm:
             return []
         checks = []
+        revisits: set[int] = set()
         ids = self._links.ids
+        page_id = ids.get(url)
+        if page_id is not None:
+            self._cover(page_id, vouched=False)
         for link, hashes in contexts.items():
             link_id = ids.get(link)
-            if link_id is None or link_id in self._done:
+            if link_id is None or not (link_id in self.known or link_id in self._memory_pages):
                 continue
             before = self._memory_contexts(link_id)
-            if not before or hashes <= before:
+            if before and not hashes <= before:
+                self._cover(link_id, vouched=False)  # in a new context: checked or revisited below
+            elif before and link in described:
+                self._cover(link_id, vouched=True)
+            if link_id in self._done or not before or hashes <= before:
                 continue
             if link_id in self.known:
                 checks.append(link_id)
             elif link_id in self._memory_pages:
                 self._urgent.append(link_id)
+                revisits.add(link_id)
         # Known files the page listed last time and no more: moved or removed, or just listed elsewhere now
         # (a catalogue's rows shift as datasets are added). Checked after the hubs, unless seen linked again.
         self._unlisted.extend(i for i in self._by_page.pop(url, ()) if self._url(i) not in contexts)
-        checks = [i for i in dict.fromkeys(checks) if self._url(i) not in self.status]
+        # A file this page shows in a new context that a page revisited for the same reason describes too (a
+        # catalogue row's "last modified" moved on: the dataset page says which of its files): that page
+        # tells which files to check, one request for all of them.
+        checks = [i for i in dict.fromkeys(checks) if self._url(i) not in self.status
+                  and not any(page in revisits for page in self._described_by.get(i, ()))]
         checks = checks[: max(0, self.allowance - self.spent)]
         self._done.update(checks)
         self.spent += len(checks)
@@ -323,6 +400,8 @@ class Recrawl:
 
     def page_unchanged(self, url: str) -> None:
         self.unchanged_pages.add(url)
+        if (link_id := self._links.ids.get(url)) is not None:
+            self._cover(link_id, vouched=True)
 
     def classify(self, link_id: int, resp: Response) -> str:
         """new / changed / unchanged for a target response (a 304 is unchanged); records it."""
@@ -360,8 +439,9 @@ class Recrawl:
             "page_validators": self.page_validators, "unchanged_pages": sorted(self.unchanged_pages),
             "contexts": {k: sorted(v) for k, v in self.contexts.items()},
             "urgent": list(self._urgent), "claimed": list(self._claimed), "unlisted": list(self._unlisted),
-            "paths": sorted(self._paths),
-            "hubs": list(self._hubs), "leaves": list(self._leaves),
+            "paths": sorted(self._paths), "listers": self.listers,
+            "revisits": [list(entry) for entry in self._revisits], "covered": sorted(self._covered),
+            "leaves": list(self._leaves),
             "checks": list(self._checks), "done": sorted(self._done), "by_page": self._by_page,
             "by_name": self._by_name, "borrowed": {str(k): v for k, v in self._borrowed.items()},
         }
@@ -374,12 +454,18 @@ class Recrawl:
             self.known = {ids[d.url]: d for d in self.memory.datasets.values() if d.url in ids}
             self._known_sha = {d.sha256 for d in self.memory.datasets.values()}
             self._memory_pages = {ids[url] for url in self.memory.pages if url in ids}
+            self._listing = _listing(self.memory, ids)
+            self._described_by = _inverse(self._listing)
         self.spent, self._handed = int(state["spent"]), int(state["handed"])
         self.status = dict(state["status"])
         self.page_validators = {k: (v[0], v[1]) for k, v in state["page_validators"].items()}
         self.unchanged_pages = set(state["unchanged_pages"])
         self.contexts = {k: set(v) for k, v in state["contexts"].items()}
-        self._urgent, self._hubs = deque(state["urgent"]), deque(state["hubs"])
+        self.listers = {k: list(v) for k, v in state["listers"].items()}
+        self._urgent = deque(state["urgent"])
+        self._revisits = [(int(g), int(d), int(i)) for g, d, i in state["revisits"]]
+        heapq.heapify(self._revisits)
+        self._covered = set(state["covered"])
         self._claimed, self._paths = deque(state["claimed"]), set(state["paths"])
         self._unlisted = deque(state["unlisted"])
         self._leaves, self._checks = deque(state["leaves"]), deque(state["checks"])
@@ -411,9 +497,10 @@ class Recrawl:
                 last_seen=row.get("fetched_at", now), found_on=row.get("found_on", "") or (old.found_on if old else ""),
                 tag_path=row.get("tag_path", "") or (old.tag_path if old else ""), depth=int(row.get("depth", 0)),
                 filename=row.get("filename", "") or (old.filename if old else ""),
-                contexts=old.contexts if old is not None else [])
+                contexts=old.contexts if old is not None else [], listed_on=old.listed_on if old is not None else [])
         for d in datasets.values():
             d.contexts = self._merged_contexts(d.url, d.contexts)
+            d.listed_on = self._merged_listers(d.url, d.listed_on)
         pages = self._pages(crawler, datasets)
         config = crawler.config.to_dict()
         policy_arrays = crawler.policy.model_arrays()  # without this run's frontier (ids of its links)
@@ -430,8 +517,13 @@ class Recrawl:
         seen = sorted(self.contexts.get(url, ()))
         return list(dict.fromkeys([*seen, *old]))[:_MAX_CONTEXTS]
 
+    def _merged_listers(self, url: str, old: list[str]) -> list[str]:
+        return list(dict.fromkeys([*self.listers.get(url, ()), *old]))[:_MAX_LISTERS]
+
     def _pages(self, crawler: Crawler, datasets: dict[str, KnownDataset]) -> dict[str, KnownPage]:
-        """Every page on the way from the start page to a known dataset, scored by the datasets below it."""
+        """Every page on the way from the start page to a known dataset, scored by the datasets below it, and
+        every page that links known datasets (a dataset page whose files were first met on a catalogue),
+        scored by those it links: each with the pages that link it, for the next run's revisits."""
         links = crawler.links
         score: dict[int, int] = {}
         for d in datasets.values():
@@ -442,6 +534,9 @@ class Recrawl:
                 seen.add(parent)
                 score[parent] = score.get(parent, 0) + 1
                 parent = links.parent[parent]
+        listed = Counter(links.ids[url] for d in datasets.values() for url in d.listed_on if url in links.ids)
+        for link_id, n in listed.items():
+            score[link_id] = max(score.get(link_id, 0), n)
         previous = self.previous.pages if self.previous is not None else {}
         pages = {}
         for link_id, n in score.items():
@@ -457,8 +552,31 @@ class Recrawl:
             pages[url] = KnownPage(url=url, parent=links.urls[parent] if parent >= 0 else "",
                                    depth=links.depth[link_id], tag_path=links.tag_path(link_id), score=n,
                                    etag=etag, last_modified=modified,
-                                   contexts=self._merged_contexts(url, old.contexts if old is not None else []))
+                                   contexts=self._merged_contexts(url, old.contexts if old is not None else []),
+                                   listed_on=self._merged_listers(url, old.listed_on if old is not None else []))
         return pages
+
+
+def _listing(memory: SiteMemory, ids: dict[str, int]) -> dict[int, list[int]]:
+    """Memory page -> the known pages and datasets it linked (the pages that linked them, their parent)."""
+    out: dict[int, list[int]] = {}
+    items = [*((d.url, [d.found_on, *d.listed_on]) for d in memory.datasets.values()),
+             *((p.url, [p.parent, *p.listed_on]) for p in memory.pages.values())]
+    for url, listers in items:
+        item = ids.get(url)
+        for lister in dict.fromkeys(listers):
+            page = ids.get(lister)
+            if item is not None and page is not None and lister in memory.pages:
+                out.setdefault(page, []).append(item)
+    return out
+
+
+def _inverse(listing: dict[int, list[int]]) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for page, items in listing.items():
+        for item in items:
+            out.setdefault(item, []).append(page)
+    return out
 
 
 def _productive_paths(memory: SiteMemory) -> set[str]:
