@@ -377,7 +377,7 @@ class Crawler:
         else:
             self._record(known_id, final_id, self.recrawl.classify(known_id, resp), resp)
 
-    def _read_page(self, page_id: int, resp: Response) -> int:
+    def _read_page(self, page_id: int, resp: Response, nesting: int = 0) -> int:
         """A page's links, after checking the known datasets it listed last time: a file that moved is then
         recognised by its validators at its old URL before its new URL is met among the links."""
         checks = self.recrawl.page_read(self.links.urls[page_id], resp.body, _charset(resp.headers.get("content-type")),
@@ -389,7 +389,7 @@ class Crawler:
         except CrawlInterrupted:
             self._parked.append(page_id)  # read the page again on resume
             raise
-        return reward + self._process_page(page_id, resp, nesting=0)
+        return reward + self._process_page(page_id, resp, nesting)
 
     def _get_or_park(self, link_id: int) -> tuple[Response, int]:
         try:
@@ -521,7 +521,7 @@ class Crawler:
             return self._store_target(final_id, link_id, resp)
         if resp.kind == "html":  # the classifier was wrong; the page is read anyway, its GET is paid for
             self._learn(resp.url, HTML)
-            self._process_page(final_id, resp, nesting + 1)
+            self._read_page(final_id, resp, nesting + 1)
         elif resp.kind == "unchanged":
             self._unchanged(link_id, final_id, resp)
         return 0

@@ -68,6 +68,7 @@ _ID = re.compile(r"#[^ .]*|\d+")
 MODEL_KEYS = ("policy", "ngram", "dim_log2", "hash_width", "hash_prime", "theta", "tagpath_ignore_digits",
               "batch_size")
 _GONE = (404, 410)
+_NO_PAGE = KnownPage(url="")
 
 
 def _now() -> str:
@@ -166,9 +167,11 @@ class Recrawl:
         self._revisits: list[tuple[int, int, int]] = []
         self._listing: dict[int, list[int]] = {}  # memory page -> the known pages and datasets it linked
         self._described_by: dict[int, list[int]] = {}  # the other way round
+        self._describers_kept = True
         self._covered: set[int] = set()  # known pages and datasets seen linked (or answered) this run
         self._leaves: deque[int] = deque()
         self._checks: deque[int] = deque()
+        self._vouched: deque[int] = deque()  # checks of datasets a page vouched for, deferred
         self._done: set[int] = set()
         self._by_name: dict[str, list[int]] = {}  # file name -> known datasets of that name
         self._borrowed: dict[int, int] = {}  # new link id -> the known dataset whose validators it was sent
@@ -203,9 +206,9 @@ class Recrawl:
         self._paths = _productive_paths(mem)
         self._listing = _listing(mem, links.ids)
         self._described_by = _inverse(self._listing)
+        self._describers_kept = _describers_kept(mem)
         start = links.ids.get(crawler.config.start_url)
-        self._revisits = [(-len(items), links.depth[page], page) for page, items in self._listing.items()
-                          if page != start]
+        self._revisits = [(-self._gain(page), links.depth[page], page) for page in self._listing if page != start]
         heapq.heapify(self._revisits)
         self._leaves = deque(links.ids[p.url] for p in sorted(mem.pages.values(), key=lambda p: -p.score)
                              if links.ids[p.url] not in self._listing and links.ids[p.url] != start)
@@ -240,22 +243,25 @@ class Recrawl:
         self._handed += 1
         if policy_has_links and self._handed % (_POLICY_EVERY + 1) == 0:
             return None
-        for queue in (self._urgent, None, self._unlisted, self._leaves, self._checks):
-            if queue is None:  # after what the pages showed changed, the pages that show the most
-                if (link_id := self._next_revisit()) is not None:
-                    self._done.add(link_id)
-                    self.spent += 1
-                    return link_id
-                continue
-            while queue:
-                link_id = queue.popleft()
-                if link_id in self._done or (link_id in self.known and self._url(link_id) in self.status):
-                    continue
-                if queue is self._unlisted and self._url(link_id) in self.contexts:
-                    continue  # listed on another page this run: checked with the other known files
+        for queue in (self._urgent, None, self._unlisted, self._checks, self._leaves, self._vouched):
+            link_id = self._next_revisit() if queue is None else self._take(queue)
+            if link_id is not None:
                 self._done.add(link_id)
                 self.spent += 1
                 return link_id
+        return None
+
+    def _take(self, queue: deque[int]) -> int | None:
+        while queue:
+            link_id = queue.popleft()
+            if link_id in self._done or (link_id in self.known and self._url(link_id) in self.status):
+                continue
+            if queue is self._unlisted and self._url(link_id) in self.contexts:
+                continue  # listed on another page this run: checked with the other known files
+            if queue is self._checks and link_id in self._covered:
+                self._vouched.append(link_id)  # a page vouched for it: checked last, to be sure
+                continue
+            return link_id
         return None
 
     def _next_revisit(self) -> int | None:
@@ -268,7 +274,7 @@ class Recrawl:
             if page in self._done:
                 heapq.heappop(heap)
                 continue
-            now = sum(item not in self._covered for item in self._listing.get(page, ()))
+            now = self._gain(page)
             if now == -gain:
                 heapq.heappop(heap)
                 return page
@@ -278,6 +284,14 @@ class Recrawl:
                 heapq.heappop(heap)
                 self._leaves.append(page)
         return None
+
+    def _gain(self, page: int) -> int:
+        """What reading a page would settle: the known pages and datasets it described that nothing settled
+        yet, and what those pages described (a catalogue row described as before vouches for the dataset
+        page's files)."""
+        covered, listing = self._covered, self._listing
+        return sum(1 + sum(sub not in covered for sub in listing.get(item, ()))
+                   for item in listing.get(page, ()) if item not in covered)
 
     def _cover(self, link_id: int, vouched: bool) -> None:
         """A known page or dataset needs no revisit for its own sake: it was read, or seen in a new context
@@ -314,16 +328,22 @@ class Recrawl:
         page_id = ids.get(url)
         if page_id is not None:
             self._cover(page_id, vouched=False)
+        # Every context on a page never seen is new: it tells of a change only on pages like those that
+        # described known items (a catalogue page the last run did not reach, not a news article).
+        telling = page_id is not None and (page_id in self._memory_pages
+                                           or _ID.sub("", self._links.tag_path(page_id)) in self._paths)
         for link, hashes in contexts.items():
             link_id = ids.get(link)
             if link_id is None or not (link_id in self.known or link_id in self._memory_pages):
                 continue
             before = self._memory_contexts(link_id)
-            if before and not hashes <= before:
+            if before and not self._was_described(link_id):
+                before = set()  # known from menus and sidebars only: a row that describes it is news, not a change
+            if before and not hashes <= before and telling:
                 self._cover(link_id, vouched=False)  # in a new context: checked or revisited below
-            elif before and link in described:
+            elif before and hashes <= before and link in described:
                 self._cover(link_id, vouched=True)
-            if link_id in self._done or not before or hashes <= before:
+            if link_id in self._done or not before or hashes <= before or not telling:
                 continue
             if link_id in self.known:
                 checks.append(link_id)
@@ -362,6 +382,17 @@ class Recrawl:
             return set(known.contexts)
         page = self.memory.pages.get(self._url(link_id)) if self.memory is not None else None
         return set(page.contexts) if page is not None else set()
+
+    def _was_described(self, link_id: int) -> bool:
+        """Whether a page described the known page or dataset last time (memories from before describers
+        were kept know only that it had contexts)."""
+        if not self._describers_kept:
+            return True
+        known = self.known.get(link_id)
+        if known is not None:
+            return bool(known.listed_on)
+        page = self.memory.pages.get(self._url(link_id)) if self.memory is not None else None
+        return page is not None and bool(page.listed_on)
 
     def is_known(self, link_id: int) -> bool:
         return link_id in self.known
@@ -441,8 +472,8 @@ class Recrawl:
             "urgent": list(self._urgent), "claimed": list(self._claimed), "unlisted": list(self._unlisted),
             "paths": sorted(self._paths), "listers": self.listers,
             "revisits": [list(entry) for entry in self._revisits], "covered": sorted(self._covered),
-            "leaves": list(self._leaves),
-            "checks": list(self._checks), "done": sorted(self._done), "by_page": self._by_page,
+            "leaves": list(self._leaves), "checks": list(self._checks), "vouched": list(self._vouched),
+            "done": sorted(self._done), "by_page": self._by_page,
             "by_name": self._by_name, "borrowed": {str(k): v for k, v in self._borrowed.items()},
         }
 
@@ -456,6 +487,7 @@ class Recrawl:
             self._memory_pages = {ids[url] for url in self.memory.pages if url in ids}
             self._listing = _listing(self.memory, ids)
             self._described_by = _inverse(self._listing)
+            self._describers_kept = _describers_kept(self.memory)
         self.spent, self._handed = int(state["spent"]), int(state["handed"])
         self.status = dict(state["status"])
         self.page_validators = {k: (v[0], v[1]) for k, v in state["page_validators"].items()}
@@ -469,6 +501,7 @@ class Recrawl:
         self._claimed, self._paths = deque(state["claimed"]), set(state["paths"])
         self._unlisted = deque(state["unlisted"])
         self._leaves, self._checks = deque(state["leaves"]), deque(state["checks"])
+        self._vouched = deque(state["vouched"])
         self._done = set(state["done"])
         self._by_page = {k: list(v) for k, v in state["by_page"].items()}
         self._by_name = {k: list(v) for k, v in state["by_name"].items()}
@@ -525,6 +558,7 @@ class Recrawl:
         every page that links known datasets (a dataset page whose files were first met on a catalogue),
         scored by those it links: each with the pages that link it, for the next run's revisits."""
         links = crawler.links
+        previous_pages = self.previous.pages if self.previous is not None else {}
         score: dict[int, int] = {}
         for d in datasets.values():
             link_id = links.ids.get(d.url, links.ids.get(d.final_url, -1))
@@ -535,6 +569,17 @@ class Recrawl:
                 score[parent] = score.get(parent, 0) + 1
                 parent = links.parent[parent]
         listed = Counter(links.ids[url] for d in datasets.values() for url in d.listed_on if url in links.ids)
+        # and pages that describe several of those pages (a catalogue page of dataset pages whose files were
+        # first met elsewhere), scored as the datasets those list
+        below = {links.urls[i]: n for i, n in score.items()} | {links.urls[i]: n for i, n in listed.items()}
+        catalogues: Counter[int] = Counter()
+        for url in below:
+            for lister in self._merged_listers(url, previous_pages.get(url, _NO_PAGE).listed_on):
+                if lister in links.ids:
+                    catalogues[links.ids[lister]] += 1
+        for link_id, n in catalogues.items():
+            if n >= _PATH_SUPPORT:
+                listed[link_id] = max(listed[link_id], n)
         for link_id, n in listed.items():
             score[link_id] = max(score.get(link_id, 0), n)
         previous = self.previous.pages if self.previous is not None else {}
@@ -558,17 +603,22 @@ class Recrawl:
 
 
 def _listing(memory: SiteMemory, ids: dict[str, int]) -> dict[int, list[int]]:
-    """Memory page -> the known pages and datasets it linked (the pages that linked them, their parent)."""
+    """Memory page -> the known pages and datasets it described (else, for those no page described, was
+    the first to link: a pager's "next", or a memory from before pages were remembered as describers)."""
     out: dict[int, list[int]] = {}
-    items = [*((d.url, [d.found_on, *d.listed_on]) for d in memory.datasets.values()),
-             *((p.url, [p.parent, *p.listed_on]) for p in memory.pages.values())]
+    items = [*((d.url, d.listed_on or [d.found_on]) for d in memory.datasets.values()),
+             *((p.url, p.listed_on or [p.parent]) for p in memory.pages.values())]
     for url, listers in items:
         item = ids.get(url)
-        for lister in dict.fromkeys(listers):
+        for lister in listers:
             page = ids.get(lister)
             if item is not None and page is not None and lister in memory.pages:
                 out.setdefault(page, []).append(item)
     return out
+
+
+def _describers_kept(memory: SiteMemory) -> bool:
+    return any(d.listed_on for d in memory.datasets.values()) or any(p.listed_on for p in memory.pages.values())
 
 
 def _inverse(listing: dict[int, list[int]]) -> dict[int, list[int]]:
