@@ -35,14 +35,16 @@ from typing import TYPE_CHECKING
 
 import lxml.etree
 import lxml.html
+import numpy as np
 
-from airflow_sbcrawl.crawler.memory import KnownDataset, KnownPage, SiteMemory
+from airflow_sbcrawl.crawler.memory import KnownDataset, KnownPage, SiteMemory, url_key
+from airflow_sbcrawl.crawler.policies.base import NewLink
 from airflow_sbcrawl.crawler.urls import resolve
 
 if TYPE_CHECKING:
     from airflow_sbcrawl.crawler.engine import Crawler
     from airflow_sbcrawl.crawler.fetch import Response
-    from airflow_sbcrawl.crawler.policies import NewLink
+    from airflow_sbcrawl.crawler.policies import Policy
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +179,10 @@ class Recrawl:
         self._borrowed: dict[int, int] = {}  # new link id -> the known dataset whose validators it was sent
         self._handed = 0
         self._links = None
+        self._policy: Policy | None = None
+        self._seen: set[int] = set()  # keys of the URLs the last runs met
+        self._read: set[int] = set()  # and of the pages they read
+        self._stale: list[NewLink] = []  # links to some of those, held back from the policy (``claim``)
 
     @property
     def warm(self) -> bool:
@@ -185,10 +191,11 @@ class Recrawl:
     # -- start -----------------------------------------------------------------------------------------
     def seed(self, crawler: Crawler) -> None:
         """Put the memory's pages and datasets into the crawl's link table and queue their revisits."""
-        self._links = crawler.links
+        self._links, self._policy = crawler.links, crawler.policy
         if self.memory is None:
             return
         mem, links = self.memory, crawler.links
+        self._seen, self._read = set(mem.seen_urls.tolist()), set(mem.read_urls.tolist())
         self._restore_model(crawler)
         for page in sorted(mem.pages.values(), key=lambda p: p.depth):  # parents before children
             if page.url not in links:
@@ -239,6 +246,7 @@ class Recrawl:
                 self._done.add(link_id)
                 return link_id
         if self.spent >= self.allowance:
+            self._release()
             return None
         self._handed += 1
         if policy_has_links and self._handed % (_POLICY_EVERY + 1) == 0:
@@ -249,6 +257,7 @@ class Recrawl:
                 self._done.add(link_id)
                 self.spent += 1
                 return link_id
+        self._release()
         return None
 
     def _take(self, queue: deque[int]) -> int | None:
@@ -365,16 +374,27 @@ class Recrawl:
 
     def claim(self, pages: list[NewLink]) -> list[NewLink]:
         """New links a page led to that sit where links to pages listing datasets sat (a new row in a
-        catalogue): visited before the policy's picks. Returns the others, for the policy."""
-        if not self._paths:
+        catalogue) and the last runs did not read: visited before the policy's picks. Links the last runs
+        met already (and that led to no dataset) wait until the revisits and checks are done. Returns the
+        others, for the policy."""
+        if not self.warm:
             return pages
         rest = []
         for link in pages:
-            if _ID.sub("", link.tag_path) in self._paths:
+            key = url_key(link.url)
+            if key not in self._read and _ID.sub("", link.tag_path) in self._paths:
                 self._claimed.append(link.id)
+            elif key in self._seen:
+                self._stale.append(link)
             else:
                 rest.append(link)
         return rest
+
+    def _release(self) -> None:
+        """The links held back go to the policy: the revisits and checks are over."""
+        if self._stale and self._policy is not None:
+            self._policy.add(self._stale)
+            self._stale = []
 
     def _memory_contexts(self, link_id: int) -> set[str]:
         known = self.known.get(link_id)
@@ -474,13 +494,15 @@ class Recrawl:
             "revisits": [list(entry) for entry in self._revisits], "covered": sorted(self._covered),
             "leaves": list(self._leaves), "checks": list(self._checks), "vouched": list(self._vouched),
             "done": sorted(self._done), "by_page": self._by_page,
+            "stale": [[k.id, k.url, k.tag_path, k.anchor, k.depth] for k in self._stale],
             "by_name": self._by_name, "borrowed": {str(k): v for k, v in self._borrowed.items()},
         }
 
     def restore(self, crawler: Crawler, state: dict) -> None:
         """After a resume: the link table is the checkpoint's, which already holds the memory's links."""
-        self._links = crawler.links
+        self._links, self._policy = crawler.links, crawler.policy
         if self.memory is not None:
+            self._seen, self._read = set(self.memory.seen_urls.tolist()), set(self.memory.read_urls.tolist())
             ids = crawler.links.ids
             self.known = {ids[d.url]: d for d in self.memory.datasets.values() if d.url in ids}
             self._known_sha = {d.sha256 for d in self.memory.datasets.values()}
@@ -502,6 +524,8 @@ class Recrawl:
         self._unlisted = deque(state["unlisted"])
         self._leaves, self._checks = deque(state["leaves"]), deque(state["checks"])
         self._vouched = deque(state["vouched"])
+        self._stale = [NewLink(int(i), url, tag_path, anchor, int(depth))
+                       for i, url, tag_path, anchor, depth in state["stale"]]
         self._done = set(state["done"])
         self._by_page = {k: list(v) for k, v in state["by_page"].items()}
         self._by_name = {k: list(v) for k, v in state["by_name"].items()}
@@ -544,7 +568,17 @@ class Recrawl:
             runs=(self.previous.runs if self.previous is not None else 0) + 1,
             model_config={k: config[k] for k in MODEL_KEYS},
             model_state={"policy": crawler.policy.state(), "classifier": crawler.classifier.state()},
-            model_arrays=arrays, datasets=datasets, pages=pages)
+            model_arrays=arrays, datasets=datasets, pages=pages, **self._seen_urls(crawler))
+
+    def _seen_urls(self, crawler: Crawler) -> dict[str, np.ndarray]:
+        """The URLs met and the pages read (those links were found on), over this run and the last ones."""
+        links, prev = crawler.links, self.previous
+        read = {links.urls[i] for i in set(links.parent) if i >= 0}
+        out = {}
+        for name, urls in (("seen_urls", links.urls), ("read_urls", read)):
+            mine = np.fromiter((url_key(url) for url in urls), dtype=np.uint64)
+            out[name] = np.union1d(getattr(prev, name), mine) if prev is not None else np.unique(mine)
+        return out
 
     def _merged_contexts(self, url: str, old: list[str]) -> list[str]:
         seen = sorted(self.contexts.get(url, ()))
