@@ -168,7 +168,8 @@ class Recrawl:
         # Pages to revisit, most uncovered known links first (see ``_next_revisit``): (-links, depth, id).
         self._revisits: list[tuple[int, int, int]] = []
         self._listing: dict[int, list[int]] = {}  # memory page -> the known pages and datasets it linked
-        self._described_by: dict[int, list[int]] = {}  # the other way round
+        self._described: set[tuple[int, int]] = set()  # (page, item) of those the page described
+        self._described_by: dict[int, list[int]] = {}  # item -> the pages that described it
         self._describers_kept = True
         self._covered: set[int] = set()  # known pages and datasets seen linked (or answered) this run
         self._leaves: deque[int] = deque()
@@ -211,8 +212,8 @@ class Recrawl:
                 self._by_name.setdefault(name, []).append(link_id)
         self._memory_pages = {links.ids[url] for url in mem.pages}
         self._paths = _productive_paths(mem)
-        self._listing = _listing(mem, links.ids)
-        self._described_by = _inverse(self._listing)
+        self._listing, self._described = _listing(mem, links.ids)
+        self._described_by = _inverse(self._described)
         self._describers_kept = _describers_kept(mem)
         start = links.ids.get(crawler.config.start_url)
         self._revisits = [(-self._gain(page), links.depth[page], page) for page in self._listing if page != start]
@@ -286,6 +287,13 @@ class Recrawl:
             now = self._gain(page)
             if now == -gain:
                 heapq.heappop(heap)
+                single = [i for i in self._listing.get(page, ()) if i not in self._covered]
+                if now == 1 and single[0] in self.known:
+                    # One file to learn about: its conditional GET says as much as the page, for one request
+                    # where the page takes two when the file changed.
+                    self._covered.add(single[0])
+                    self._leaves.append(page)
+                    return single[0]
                 return page
             if now:
                 heapq.heapreplace(heap, (-now, depth, page))
@@ -295,12 +303,19 @@ class Recrawl:
         return None
 
     def _gain(self, page: int) -> int:
-        """What reading a page would settle: the known pages and datasets it described that nothing settled
-        yet, and what those pages described (a catalogue row described as before vouches for the dataset
-        page's files)."""
-        covered, listing = self._covered, self._listing
-        return sum(1 + sum(sub not in covered for sub in listing.get(item, ()))
-                   for item in listing.get(page, ()) if item not in covered)
+        """What reading a page would settle: the known datasets it links and the known pages it describes
+        that nothing settled yet, and the datasets of those pages (a catalogue row described as before
+        vouches for the dataset page's files). A page's bare links (pagers, facets) count for nothing."""
+        covered, listing, described, known = self._covered, self._listing, self._described, self.known
+        gain = 0
+        for item in listing.get(page, ()):
+            if item in covered:
+                continue
+            if (page, item) in described:
+                gain += 1 + sum(sub in known and sub not in covered for sub in listing.get(item, ()))
+            else:
+                gain += item in known
+        return gain
 
     def _cover(self, link_id: int, vouched: bool) -> None:
         """A known page or dataset needs no revisit for its own sake: it was read, or seen in a new context
@@ -308,7 +323,10 @@ class Recrawl:
         a 304), which vouches for what it described last time too."""
         self._covered.add(link_id)
         if vouched:
-            self._covered.update(self._listing.get(link_id, ()))
+            for item in self._listing.get(link_id, ()):
+                self._covered.add(item)
+                if (link_id, item) in self._described:  # a row as it was vouches for the page's files
+                    self._covered.update(i for i in self._listing.get(item, ()) if i in self.known)
 
     def page_read(self, url: str, body: bytes, encoding: str | None, headers: dict[str, str],
                   record: bool) -> list[int]:
@@ -507,8 +525,8 @@ class Recrawl:
             self.known = {ids[d.url]: d for d in self.memory.datasets.values() if d.url in ids}
             self._known_sha = {d.sha256 for d in self.memory.datasets.values()}
             self._memory_pages = {ids[url] for url in self.memory.pages if url in ids}
-            self._listing = _listing(self.memory, ids)
-            self._described_by = _inverse(self._listing)
+            self._listing, self._described = _listing(self.memory, ids)
+            self._described_by = _inverse(self._described)
             self._describers_kept = _describers_kept(self.memory)
         self.spent, self._handed = int(state["spent"]), int(state["handed"])
         self.status = dict(state["status"])
@@ -636,30 +654,34 @@ class Recrawl:
         return pages
 
 
-def _listing(memory: SiteMemory, ids: dict[str, int]) -> dict[int, list[int]]:
+def _listing(memory: SiteMemory, ids: dict[str, int]) -> tuple[dict[int, list[int]], set[tuple[int, int]]]:
     """Memory page -> the known pages and datasets it described (else, for those no page described, was
-    the first to link: a pager's "next", or a memory from before pages were remembered as describers)."""
+    the first to link: a pager's "next"); and the (page, item) pairs of those it described (all of them
+    for a memory from before describers were kept)."""
     out: dict[int, list[int]] = {}
-    items = [*((d.url, d.listed_on or [d.found_on]) for d in memory.datasets.values()),
-             *((p.url, p.listed_on or [p.parent]) for p in memory.pages.values())]
-    for url, listers in items:
+    described: set[tuple[int, int]] = set()
+    kept = _describers_kept(memory)
+    items = [*((d.url, d.listed_on, d.found_on) for d in memory.datasets.values()),
+             *((p.url, p.listed_on, p.parent) for p in memory.pages.values())]
+    for url, listers, first in items:
         item = ids.get(url)
-        for lister in listers:
+        for lister in listers or [first]:
             page = ids.get(lister)
             if item is not None and page is not None and lister in memory.pages:
                 out.setdefault(page, []).append(item)
-    return out
+                if listers or not kept:
+                    described.add((page, item))
+    return out, described
 
 
 def _describers_kept(memory: SiteMemory) -> bool:
     return any(d.listed_on for d in memory.datasets.values()) or any(p.listed_on for p in memory.pages.values())
 
 
-def _inverse(listing: dict[int, list[int]]) -> dict[int, list[int]]:
+def _inverse(described: set[tuple[int, int]]) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
-    for page, items in listing.items():
-        for item in items:
-            out.setdefault(item, []).append(page)
+    for page, item in described:
+        out.setdefault(item, []).append(page)
     return out
 
 
