@@ -25,13 +25,14 @@ takes a turn on the new links found so far. Each known dataset ends the run ``ne
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
 import heapq
 import logging
 import re
 from collections import Counter, deque
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import lxml.etree
 import lxml.html
@@ -77,21 +78,46 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def link_contexts(body: bytes, page_url: str, encoding: str | None = None,
-                  max_links: int = 10_000) -> tuple[dict[str, set[str]], set[str]]:
+class PageLinks(NamedTuple):
+    contexts: dict[str, set[str]]  # link URL -> hashes of its contexts
+    described: set[str]  # links in a context that says more than the link itself
+    dates: dict[str, str]  # link URL -> the newest date (ISO) its contexts show, if any
+
+
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                       "dec"), 1)}
+_ISO_DATE = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
+_DAY_MONTH = re.compile(r"\b(\d{1,2}) ([A-Za-z]{3})[a-z]*\.? ((?:19|20)\d\d)\b")
+_MONTH_DAY = re.compile(r"\b([A-Za-z]{3})[a-z]*\.? (\d{1,2}),? ((?:19|20)\d\d)\b")
+
+
+def newest_date(text: str) -> str:
+    """The newest date written in a text (2025-05-12, 12 May 2025, May 12, 2025) as ISO, or ""."""
+    found = [f"{y}-{m}-{d}" for y, m, d in _ISO_DATE.findall(text)]
+    for day, month, year in _DAY_MONTH.findall(text):
+        if (m := _MONTHS.get(month.lower())) and 1 <= int(day) <= 31:
+            found.append(f"{year}-{m:02d}-{int(day):02d}")
+    for month, day, year in _MONTH_DAY.findall(text):
+        if (m := _MONTHS.get(month.lower())) and 1 <= int(day) <= 31:
+            found.append(f"{year}-{m:02d}-{int(day):02d}")
+    return max(found, default="")
+
+
+def link_contexts(body: bytes, page_url: str, encoding: str | None = None, max_links: int = 10_000) -> PageLinks:
     """Link URL → hashes of its contexts on the page: the text and link targets of the list item, table
     row or article around it (a catalogue row with its date and file links), else of its parent element;
     and the links the page *describes*: in a context that says more than the link's own text (a row with a
     date, a teaser), unlike a menu or a sidebar of bare titles, which shows nothing of a change.
-    Only the first ``max_links`` links are read, as for link extraction; each element's text length is
-    measured once, so a page of many links under one parent costs linear, not quadratic, time."""
+    Also the newest date each link's contexts show (a row's "last modified"). Only the first ``max_links``
+    links are read, as for link extraction; each element's text length is measured once, so a page of many
+    links under one parent costs linear, not quadratic, time."""
     if not body.strip():
-        return {}, set()
+        return PageLinks({}, set(), {})
     try:
         root = lxml.html.document_fromstring(body, parser=lxml.html.HTMLParser(encoding=encoding, recover=True,
                                                                               no_network=True))
     except (lxml.etree.ParserError, ValueError, LookupError, lxml.etree.XMLSyntaxError):
-        return {}, set()
+        return PageLinks({}, set(), {})
     hashes: dict[lxml.etree._Element, str] = {}
     lengths: dict[lxml.etree._Element, int] = {}
 
@@ -112,6 +138,8 @@ def link_contexts(body: bytes, page_url: str, encoding: str | None = None,
 
     out: dict[str, set[str]] = {}
     described: set[str] = set()
+    dates: dict[str, str] = {}
+    box_dates: dict[lxml.etree._Element, str] = {}
     for i, el in enumerate(root.iter("a")):
         if i >= max_links:
             break
@@ -133,10 +161,13 @@ def link_contexts(body: bytes, page_url: str, encoding: str | None = None,
             text = " ".join(box.text_content().split())
             targets = " ".join(sorted(a.get("href", "") for a in box.iter("a")))
             h = hashes[box] = hashlib.blake2b(f"{text}\n{targets}".encode(), digest_size=6).hexdigest()
+            box_dates[box] = newest_date(text)
         out.setdefault(url, set()).add(h)
         if text_length(box) > own:
             described.add(url)
-    return out, described
+            if box_dates[box] > dates.get(url, ""):
+                dates[url] = box_dates[box]
+    return PageLinks(out, described, dates)
 
 
 class Recrawl:
@@ -171,6 +202,7 @@ class Recrawl:
         self._described: set[tuple[int, int]] = set()  # (page, item) of those the page described
         self._described_by: dict[int, list[int]] = {}  # item -> the pages that described it
         self._describers_kept = True
+        self._clock = ""  # the site's newest Last-Modified (ISO date) the last run saw
         self._covered: set[int] = set()  # known pages and datasets seen linked (or answered) this run
         self._leaves: deque[int] = deque()
         self._checks: deque[int] = deque()
@@ -215,6 +247,7 @@ class Recrawl:
         self._listing, self._described = _listing(mem, links.ids)
         self._described_by = _inverse(self._described)
         self._describers_kept = _describers_kept(mem)
+        self._clock = _site_clock(mem)
         start = links.ids.get(crawler.config.start_url)
         self._revisits = [(-self._gain(page), links.depth[page], page) for page in self._listing if page != start]
         heapq.heapify(self._revisits)
@@ -339,7 +372,7 @@ class Recrawl:
                 self.page_validators[url] = (etag, modified)
         if not (record or self.warm):
             return []
-        contexts, described = link_contexts(body, url, encoding, self.max_links)
+        contexts, described, dates = link_contexts(body, url, encoding, self.max_links)
         if record:
             for link, hashes in contexts.items():
                 self.contexts.setdefault(link, set()).update(hashes)
@@ -364,13 +397,19 @@ class Recrawl:
             if link_id is None or not (link_id in self.known or link_id in self._memory_pages):
                 continue
             before = self._memory_contexts(link_id)
-            if before and not self._was_described(link_id):
-                before = set()  # known from menus and sidebars only: a row that describes it is news, not a change
-            if before and not hashes <= before and telling:
+            if before and self._was_described(link_id):
+                changed = not hashes <= before
+            elif link in described and self._clock and dates.get(link):
+                # Never described before (known from menus and sidebars only): the dates its row shows
+                # against the newest Last-Modified the last run saw on the site tell whether it changed since.
+                changed = dates[link] > self._clock
+            else:
+                continue  # nothing to compare with
+            if changed and telling:
                 self._cover(link_id, vouched=False)  # in a new context: checked or revisited below
-            elif before and hashes <= before and link in described:
+            elif not changed and link in described:
                 self._cover(link_id, vouched=True)
-            if link_id in self._done or not before or hashes <= before or not telling:
+            if link_id in self._done or not changed or not telling:
                 continue
             if link_id in self.known:
                 checks.append(link_id)
@@ -528,6 +567,7 @@ class Recrawl:
             self._listing, self._described = _listing(self.memory, ids)
             self._described_by = _inverse(self._described)
             self._describers_kept = _describers_kept(self.memory)
+            self._clock = _site_clock(self.memory)
         self.spent, self._handed = int(state["spent"]), int(state["handed"])
         self.status = dict(state["status"])
         self.page_validators = {k: (v[0], v[1]) for k, v in state["page_validators"].items()}
@@ -672,6 +712,19 @@ def _listing(memory: SiteMemory, ids: dict[str, int]) -> tuple[dict[int, list[in
                 if listers or not kept:
                     described.add((page, item))
     return out, described
+
+
+def _site_clock(memory: SiteMemory) -> str:
+    """The newest Last-Modified among the known datasets, as an ISO date ("" when none gave one): the
+    site's own clock at the last run, which a row's date is compared with."""
+    newest = ""
+    for d in memory.datasets.values():
+        if d.last_modified:
+            try:
+                newest = max(newest, email.utils.parsedate_to_datetime(d.last_modified).date().isoformat())
+            except (TypeError, ValueError):
+                continue
+    return newest
 
 
 def _describers_kept(memory: SiteMemory) -> bool:
