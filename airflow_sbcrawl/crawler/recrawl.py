@@ -318,7 +318,7 @@ class Recrawl:
                 heapq.heappop(heap)
                 continue
             now = self._gain(page)
-            if now == -gain:
+            if now and now == -gain:
                 heapq.heappop(heap)
                 single = [i for i in self._listing.get(page, ()) if i not in self._covered]
                 if now == 1 and single[0] in self.known:
