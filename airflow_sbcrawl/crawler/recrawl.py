@@ -201,6 +201,7 @@ class Recrawl:
         self._listing: dict[int, list[int]] = {}  # memory page -> the known pages and datasets it linked
         self._described: set[tuple[int, int]] = set()  # (page, item) of those the page described
         self._described_by: dict[int, list[int]] = {}  # item -> the pages that described it
+        self._lists: set[int] = set()  # memory pages that described other pages (catalogues, listings)
         self._describers_kept = True
         self._clock = ""  # the site's newest Last-Modified (ISO date) the last run saw
         self._covered: set[int] = set()  # known pages and datasets seen linked (or answered) this run
@@ -249,6 +250,7 @@ class Recrawl:
         self._describers_kept = _describers_kept(mem)
         self._clock = _site_clock(mem)
         start = links.ids.get(crawler.config.start_url)
+        self._lists = {page for page, item in self._described if item in self._memory_pages}
         self._revisits = [(-self._gain(page), links.depth[page], page) for page in self._listing if page != start]
         heapq.heapify(self._revisits)
         self._leaves = deque(links.ids[p.url] for p in sorted(mem.pages.values(), key=lambda p: -p.score)
@@ -416,6 +418,8 @@ class Recrawl:
             elif link_id in self._memory_pages:
                 self._urgent.append(link_id)
                 revisits.add(link_id)
+        if page_id is not None and telling:
+            self._pass_on(page_id, contexts, described)
         # Known files the page listed last time and no more: moved or removed, or just listed elsewhere now
         # (a catalogue's rows shift as datasets are added). Checked after the hubs, unless seen linked again.
         self._unlisted.extend(i for i in self._by_page.pop(url, ()) if self._url(i) not in contexts)
@@ -459,6 +463,23 @@ class Recrawl:
             return set(known.contexts)
         page = self.memory.pages.get(self._url(link_id)) if self.memory is not None else None
         return set(page.contexts) if page is not None else set()
+
+    def _pass_on(self, page_id: int, contexts: dict[str, set[str]], described: set[str]) -> None:
+        """What a page described last time and shows no more moved on to the first page it links barely
+        among those that describe pages too and are still to revisit (a catalogue's rows shift to its next
+        page as datasets are added): that page gets its credit in the revisit order."""
+        urls = self._links.urls
+        gone = [i for i in self._listing.get(page_id, ()) if i not in self._covered and urls[i] not in contexts
+                and (page_id, i) in self._described]
+        if not gone:
+            return
+        ids = self._links.ids
+        heirs = [i for link in contexts if link not in described and (i := ids.get(link)) is not None
+                 and i in self._lists and i not in self._done]
+        for heir in heirs[:1]:
+            self._listing[heir] = [*self._listing.get(heir, ()), *gone]
+            self._described.update((heir, i) for i in gone)
+            heapq.heappush(self._revisits, (-self._gain(heir), self._links.depth[heir], heir))
 
     def _was_described(self, link_id: int) -> bool:
         """Whether a page described the known page or dataset last time (memories from before describers
@@ -565,6 +586,7 @@ class Recrawl:
             self._known_sha = {d.sha256 for d in self.memory.datasets.values()}
             self._memory_pages = {ids[url] for url in self.memory.pages if url in ids}
             self._listing, self._described = _listing(self.memory, ids)
+            self._lists = {page for page, item in self._described if item in self._memory_pages}
             self._described_by = _inverse(self._described)
             self._describers_kept = _describers_kept(self.memory)
             self._clock = _site_clock(self.memory)
