@@ -148,3 +148,24 @@ def test_site_memory_keeps_describers_and_the_urls_met(tmp_path):
     assert loaded.datasets[SITE + "f/1a.csv"].listed_on == [SITE + "d/1"]
     assert loaded.seen_urls.tolist() == [url_key(SITE + "old-news")] == loaded.read_urls.tolist()
     assert "seen.urls" not in loaded.model_arrays
+
+
+def test_rows_a_catalogue_page_no_longer_shows_credit_its_next_page(tmp_path):
+    """Datasets added at the head of a catalogue push its rows onto the next pages: the page they moved to
+    is revisited before pages that describe more but were not pushed anything."""
+    def page(url: str, listed_on: list[str]) -> KnownPage:
+        return KnownPage(url=url, parent=SITE, depth=1, score=1, listed_on=listed_on, contexts=[url])
+
+    cat = [CATALOGUE + f"?page={n}" for n in (1, 2, 3)]
+    described = {1: [1, 2], 2: [5], 3: [6, 7]}  # catalogue page -> the dataset pages it described
+    pages = {url: page(url, []) for url in cat}
+    pages.update({SITE + f"d/{d}": page(SITE + f"d/{d}", [cat[n - 1]]) for n, ds in described.items() for d in ds})
+    memory = SiteMemory(start_url=SITE, pages=pages)
+    crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
+    recrawl = Recrawl(memory, max_requests=100)
+    recrawl.seed(crawler)
+    assert recrawl._url(recrawl.next(policy_has_links=False)) == cat[0]
+    body = (f"<html><body><ul><li><a href='/d/9'>Nine</a> new, 2026-02-01</li></ul>"
+            f"<ul class='pager'><li><a href='{cat[1]}'>Next</a></li></ul></body></html>").encode()
+    recrawl.page_read(cat[0], body, None, {}, record=True)
+    assert recrawl._url(recrawl.next(policy_has_links=False)) == cat[1]
