@@ -1,22 +1,28 @@
 """Incremental recrawl: what a crawl does differently when it starts from a site memory.
 
-A warm crawl knows the datasets of the last run (with their validators) and the pages that led to them.
-It then spends its requests in this order:
+A warm crawl knows the datasets of the last run (with their validators), the pages that led to them or
+*described* them (a link in a context that says more than the link: a catalogue row with its date, a file
+row; not a menu, pager or sidebar of bare titles), hashes of those contexts, and the keys of every URL the
+last runs met. It then spends its requests in this order:
 
-1. **Revisits of hubs**: the pages above the pages that link datasets (home, catalogue and listing
-   pages), shallowest first, with conditional requests when the page gave a validator (a 304: not
-   changed, its links are not read again). New links found there (a new dataset on a catalogue's first
-   page, a new article in a news listing) go to the policy.
-2. **What changed, as the pages show it**: the memory keeps, for every known page and dataset, a hash of
-   the text around each link to it (the list item or table row: title, date, size, file links). When a
-   page read again shows a link to a known page or dataset in a context the memory does not know ("last
-   modified" moved on, a file was added), that page is revisited or that dataset checked right away;
-   known datasets the page listed last time and lists no more are checked too (moved or removed). Checks
-   are conditional GETs (If-None-Match / If-Modified-Since; a 304 is one request and no body), done
-   before the page's new links, so a file that moved is recognised at its old URL by its validators.
-3. **The rest, to be sure**: the other pages that link datasets, then conditional checks of the datasets
-   not checked yet (those whose server gives no validator last, as they cost a download).
-4. **Exploration** by the policy, restored with its learned model, of the links that are new.
+1. **What changed, as the pages show it**: a known page or dataset shown in a context the memory does not
+   know (a catalogue row whose "last modified" moved on) is revisited or checked right away; a file whose
+   page is revisited for the same reason waits for that page, which says which of its files changed. A row
+   the memory never saw described is judged by its dates against the site's clock at the last run (the
+   newest Last-Modified it saw). Known files a page listed last time and lists no more are checked too
+   (moved or removed). Checks are conditional GETs (If-None-Match / If-Modified-Since; a 304 is one
+   request and no body), done before the page's new links, so a file that moved is recognised at its old
+   URL by its validators.
+2. **Revisits, most unsettled first**: a greedy cover of the known pages and datasets by the pages that
+   described them: the page whose rows would settle the most (a catalogue page: its rows' dataset pages
+   and their files) comes next. A row as it was, or a 304, vouches for what it describes. Rows a page no
+   longer shows (shifted as datasets were added) credit the next page it links.
+3. **The rest, to be sure**: conditional checks of the datasets nothing vouched for (those whose server
+   gives no validator last, as they cost a download), then the pages whose links all were settled, then
+   the datasets that were vouched for.
+4. **Exploration** by the policy, restored with its learned model, of the links that are new: unread
+   links placed like those to pages that described datasets (a new catalogue row) go first; links the
+   last runs met already wait until the revisits and checks are done.
 
 Revisits and checks take at most ``RECRAWL_SHARE`` of the request budget; every few of them the policy
 takes a turn on the new links found so far. Each known dataset ends the run ``new``, ``changed``,
