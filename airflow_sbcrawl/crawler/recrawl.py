@@ -601,17 +601,18 @@ class Recrawl:
         self.page_validators = {k: (v[0], v[1]) for k, v in state["page_validators"].items()}
         self.unchanged_pages = set(state["unchanged_pages"])
         self.contexts = {k: set(v) for k, v in state["contexts"].items()}
-        self.listers = {k: list(v) for k, v in state["listers"].items()}
-        self._urgent = deque(state["urgent"])
-        self._revisits = [(int(g), int(d), int(i)) for g, d, i in state["revisits"]]
+        # (a checkpoint of a warm run from before the greedy revisits has its hubs instead: revisited first)
+        self.listers = {k: list(v) for k, v in state.get("listers", {}).items()}
+        self._urgent = deque([*state["urgent"], *state.get("hubs", ())])
+        self._revisits = [(int(g), int(d), int(i)) for g, d, i in state.get("revisits", ())]
         heapq.heapify(self._revisits)
-        self._covered = set(state["covered"])
+        self._covered = set(state.get("covered", ()))
         self._claimed, self._paths = deque(state["claimed"]), set(state["paths"])
         self._unlisted = deque(state["unlisted"])
         self._leaves, self._checks = deque(state["leaves"]), deque(state["checks"])
-        self._vouched = deque(state["vouched"])
+        self._vouched = deque(state.get("vouched", ()))
         self._stale = [NewLink(int(i), url, tag_path, anchor, int(depth))
-                       for i, url, tag_path, anchor, depth in state["stale"]]
+                       for i, url, tag_path, anchor, depth in state.get("stale", ())]
         self._done = set(state["done"])
         self._by_page = {k: list(v) for k, v in state["by_page"].items()}
         self._by_name = {k: list(v) for k, v in state["by_name"].items()}
