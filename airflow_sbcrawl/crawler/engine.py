@@ -145,7 +145,9 @@ class Crawler:
         self.config = config
         self.sink = sink
         self.store = store
-        self.run_id = run_id or datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        # Microseconds: two runs within one second (a small site crawled again at once) must not share an
+        # id, or the second would take the first's manifest rows for its own.
+        self.run_id = run_id or datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         self.on_progress = on_progress
         self._stop = threading.Event()
         self._stop_reason = ""

@@ -54,6 +54,7 @@ class KnownDataset:
     depth: int = 0
     filename: str = ""  # from Content-Disposition
     contexts: list[str] = field(default_factory=list)  # hashes of the text around links to it (recrawl.py)
+    listed_on: list[str] = field(default_factory=list)  # pages that linked it, over the last runs
 
     @property
     def has_validator(self) -> bool:
@@ -62,7 +63,8 @@ class KnownDataset:
 
 @dataclass
 class KnownPage:
-    """A page on the way to known datasets; ``score`` is how many known datasets lie below it."""
+    """A page on the way to known datasets or listing them; ``score`` is how many known datasets lie below it
+    or it lists."""
 
     url: str
     parent: str = ""
@@ -72,6 +74,7 @@ class KnownPage:
     etag: str = ""
     last_modified: str = ""
     contexts: list[str] = field(default_factory=list)
+    listed_on: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -86,6 +89,18 @@ class SiteMemory:
     model_arrays: dict[str, np.ndarray] = field(default_factory=dict)  # "policy.<name>", "classifier.<name>"
     datasets: dict[str, KnownDataset] = field(default_factory=dict)
     pages: dict[str, KnownPage] = field(default_factory=dict)
+    # Keys (``url_key``) of every URL the runs so far met, productive or not (what a link new to the site is
+    # not), and of the pages they read. Stored in model.npz as SEEN_ARRAYS (a memory without them knows none).
+    seen_urls: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    read_urls: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+
+
+SEEN_ARRAYS = ("seen.urls", "read.urls")
+
+
+def url_key(url: str) -> int:
+    """A URL's 64-bit key in ``SiteMemory.seen_urls``."""
+    return int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "little")
 
 
 def encode(memory: SiteMemory) -> dict[str, bytes]:
@@ -94,7 +109,9 @@ def encode(memory: SiteMemory) -> dict[str, bytes]:
             "runs": memory.runs, "model_config": memory.model_config, "model_state": memory.model_state,
             "datasets": len(memory.datasets), "pages": len(memory.pages)}
     buf = io.BytesIO()
-    np.savez(buf, **memory.model_arrays)
+    seen = dict(zip(SEEN_ARRAYS, (memory.seen_urls.astype(np.uint64), memory.read_urls.astype(np.uint64)),
+                    strict=True))
+    np.savez(buf, **memory.model_arrays, **seen)
     files = {
         "memory.json": json.dumps(head, sort_keys=True).encode(),
         "model.npz": buf.getvalue(),
@@ -112,11 +129,13 @@ def decode(files: dict[str, bytes]) -> SiteMemory:
     if head.get("version") != VERSION:
         raise SiteMemoryError(f"site memory version {head.get('version')} is not supported (expects {VERSION})")
     arrays = read_npz(files["model.npz"])
+    seen, read = (arrays.pop(name, np.zeros(0, dtype=np.uint64)).astype(np.uint64) for name in SEEN_ARRAYS)
     return SiteMemory(
         start_url=head["start_url"], run_id=head["run_id"], written_at=head["written_at"], runs=int(head["runs"]),
         model_config=head["model_config"], model_state=head["model_state"], model_arrays=arrays,
         datasets={d.url: d for d in _read_jsonl(files["datasets.jsonl.gz"], KnownDataset)},
         pages={p.url: p for p in _read_jsonl(files["pages.jsonl.gz"], KnownPage)},
+        seen_urls=seen, read_urls=read,
     )
 
 

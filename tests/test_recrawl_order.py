@@ -1,0 +1,179 @@
+"""What a warm crawl revisits first, and what the pages it reads tell it: link contexts (the list item
+around a link, whether it describes the link, the dates it shows), the greedy cover of known datasets by
+the pages that described them, and the memory of URLs already met. Narrow units on a real Crawler's link
+table and policy, no network; the whole warm crawl against the simulator is in test_recrawl.py."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
+from airflow_sbcrawl.crawler import memory as site_memory
+from airflow_sbcrawl.crawler.memory import KnownDataset, KnownPage, SiteMemory, url_key
+from airflow_sbcrawl.crawler.policies import NewLink
+from airflow_sbcrawl.crawler.recrawl import Recrawl, link_contexts, newest_date
+
+SITE = "http://stats.test/"
+CATALOGUE = SITE + "catalogue"
+FILTER = SITE + "filter?format=csv"
+
+
+def _dataset_page(files: dict[str, str], related: list[str]) -> bytes:
+    rows = "".join(f'<li><a href="{url}">{url.rsplit("/", 1)[-1]}</a><span>Last modified {when}</span></li>'
+                   for url, when in files.items())
+    sidebar = "".join(f'<li><a href="{url}">{url.rsplit("/", 1)[-1]}</a></li>' for url in related)
+    return (f'<html><body><main><article class="dataset"><h1>Dataset</h1><ul class="files">{rows}</ul>'
+            f'</article></main><aside><ul>{sidebar}</ul></aside></body></html>').encode()
+
+
+def test_a_links_context_is_its_list_item_not_the_pages_one_article():
+    files = {SITE + "f/a.csv": "2025-01-02", SITE + "f/b.csv": "2025-03-04"}
+    before = link_contexts(_dataset_page(files, [SITE + "d/2"]), SITE + "d/1")
+    after = link_contexts(_dataset_page({**files, SITE + "f/b.csv": "2026-02-01"}, [SITE + "d/2"]), SITE + "d/1")
+    # one file updated: only its row reads differently, not every file of the article
+    assert before.contexts[SITE + "f/a.csv"] == after.contexts[SITE + "f/a.csv"]
+    assert before.contexts[SITE + "f/b.csv"] != after.contexts[SITE + "f/b.csv"]
+    # a row with a date describes its file; a sidebar of bare titles describes nothing
+    assert {SITE + "f/a.csv", SITE + "f/b.csv"} <= after.described and SITE + "d/2" not in after.described
+    assert after.dates[SITE + "f/b.csv"] == "2026-02-01" and SITE + "d/2" not in after.dates
+
+
+def test_newest_date_reads_iso_and_written_dates():
+    assert newest_date("2 files · last modified 2024-05-02, first 2019-01-31") == "2024-05-02"
+    assert newest_date("Updated 12 May 2025 (was March 3, 2026)") == "2026-03-03"
+    assert newest_date("Release 2025 of table 12") == ""
+
+
+def _memory() -> SiteMemory:
+    """A catalogue page describing two dataset pages (two files each), and a facet page that was the first
+    to link a third dataset page without describing it."""
+    def page(url: str, parent: str, listed_on: list[str], contexts: list[str], depth: int) -> KnownPage:
+        return KnownPage(url=url, parent=parent, depth=depth, tag_path="html body a", score=1, etag='"e"',
+                         listed_on=listed_on, contexts=contexts)
+
+    pages = {
+        CATALOGUE: page(CATALOGUE, SITE, [SITE], ["home-row"], 1),
+        FILTER: page(FILTER, SITE, [], ["facet"], 1),
+        **{SITE + f"d/{i}": page(SITE + f"d/{i}", CATALOGUE, [CATALOGUE], [f"row-{i}"], 2) for i in (1, 2)},
+        SITE + "d/3": page(SITE + "d/3", FILTER, [], ["bare"], 2),
+    }
+    datasets = {}
+    for i in (1, 2, 3):
+        for name in ("a", "b"):
+            url = SITE + f"f/{i}{name}.csv"
+            datasets[url] = KnownDataset(url=url, sha256=f"{i}{name}", etag=f'"{i}{name}"',
+                                         last_modified="Thu, 02 Jan 2025 08:00:00 GMT", found_on=SITE + f"d/{i}",
+                                         listed_on=[SITE + f"d/{i}"], contexts=[f"file-{i}{name}"])
+    return SiteMemory(start_url=SITE, run_id="r0", datasets=datasets, pages=pages,
+                      seen_urls=np.array([url_key(SITE + "old-news")], dtype=np.uint64),
+                      read_urls=np.array([url_key(SITE + "old-news")], dtype=np.uint64))
+
+
+def _warm(tmp_path) -> tuple[Crawler, Recrawl]:
+    crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
+    recrawl = Recrawl(_memory(), max_requests=100)
+    recrawl.seed(crawler)
+    return crawler, recrawl
+
+
+def _revisits(recrawl: Recrawl) -> list[str]:
+    out = []
+    while (link_id := recrawl.next(policy_has_links=False)) is not None:
+        out.append(recrawl._url(link_id))
+    return out
+
+
+def test_the_page_describing_most_unsettled_datasets_is_revisited_first(tmp_path):
+    _, recrawl = _warm(tmp_path)
+    order = _revisits(recrawl)
+    # the catalogue vouches for two dataset pages and their four files; the dataset pages come next; the
+    # facet page's bare link to d/3 counts for nothing (only d/3 itself tells of its files): it is revisited
+    # last, after the checks of files nothing vouched for
+    assert order[0] == CATALOGUE
+    assert set(order[1:4]) == {SITE + f"d/{i}" for i in (1, 2, 3)}
+    assert order[-1] == FILTER and len(order) == 5 + 6
+
+
+def test_rows_as_they_were_vouch_for_the_pages_files_and_a_changed_row_sends_its_page_first(tmp_path):
+    _, recrawl = _warm(tmp_path)
+    assert recrawl.next(policy_has_links=False) == recrawl._links.ids[CATALOGUE]
+    d1, d2 = SITE + "d/1", SITE + "d/2"
+    unchanged = "<li><a href='/d/1'>One</a> 2 files, last modified 2025-01-02</li>"
+    # the memory's context of d/1 is the row as it reads now; d/2's row reads differently (a file changed)
+    recrawl.memory.pages[d1].contexts = sorted(
+        link_contexts(f"<html><body><ul>{unchanged}</ul></body></html>".encode(), CATALOGUE).contexts[d1])
+    body = (f"<html><body><ul>{unchanged}<li><a href='/d/2'>Two</a> 2 files, last modified 2026-02-01 "
+            "<a href='/f/2a.csv'>CSV</a><a href='/f/2b.csv'>CSV</a></li></ul></body></html>").encode()
+    checks = recrawl.page_read(CATALOGUE, body, None, {}, record=True)
+    assert checks == []  # no file of d/2 is checked on its own: its page, revisited first, tells which
+    order = _revisits(recrawl)
+    # d/1 and its files were vouched for: revisited and checked only after the files nothing vouched for
+    assert order[0] == d2 and order.index(d1) > order.index(SITE + "f/3b.csv")
+    assert order.index(SITE + "f/1a.csv") > order.index(SITE + "f/3b.csv")
+
+
+def test_a_row_never_described_before_is_judged_by_its_dates(tmp_path):
+    _, recrawl = _warm(tmp_path)
+    body = (b"<html><body><ul><li><a href='/d/3'>Three</a> last modified 2026-02-01</li></ul></body></html>")
+    recrawl.page_read(SITE + "new-listing", body, None, {}, record=True)  # not telling: a page never seen
+    assert SITE + "d/3" not in [recrawl._url(i) for i in recrawl._urgent]
+    recrawl.page_read(CATALOGUE, body, None, {}, record=True)  # newer than the site's clock (2025-01-02)
+    assert [recrawl._url(i) for i in recrawl._urgent] == [SITE + "d/3"]
+    _, recrawl = _warm(tmp_path)
+    recrawl.page_read(CATALOGUE, body.replace(b"2026-02-01", b"2024-11-30"), None, {}, record=True)
+    assert not recrawl._urgent and SITE + "d/3" not in _revisits(recrawl)[:2]
+
+
+def test_links_met_before_wait_for_the_revisits_and_unread_pages_placed_like_productive_ones_go_first(tmp_path):
+    crawler, recrawl = _warm(tmp_path)
+    links = crawler.links
+
+    def new(url: str, tag_path: str) -> NewLink:
+        return NewLink(links.add(url, 2, links.ids[CATALOGUE], tag_path), url, tag_path, "", 2)
+
+    old, fresh, row = new(SITE + "old-news", "html body p a"), new(SITE + "news/9", "html body p a"), \
+        new(SITE + "d/4", "html body a")
+    recrawl._paths = {"html body a"}
+    assert recrawl.claim([old, fresh, row]) == [fresh]  # only the link never met goes to the policy now
+    assert recrawl.next(policy_has_links=True) == row.id  # the new row of the catalogue, before anything
+    _revisits(recrawl)  # revisits and checks done: the held-back link joins the policy's frontier
+    assert len(crawler.policy) == 1 and crawler.policy.next() == old.id
+
+
+def test_site_memory_keeps_describers_and_the_urls_met(tmp_path):
+    store = LocalStateStore(tmp_path)
+    site_memory.save(store, _memory())
+    loaded = site_memory.load(store, SITE)
+    assert loaded.pages[SITE + "d/1"].listed_on == [CATALOGUE]
+    assert loaded.datasets[SITE + "f/1a.csv"].listed_on == [SITE + "d/1"]
+    assert loaded.seen_urls.tolist() == [url_key(SITE + "old-news")] == loaded.read_urls.tolist()
+    assert "seen.urls" not in loaded.model_arrays
+
+
+def test_rows_a_catalogue_page_no_longer_shows_credit_its_next_page(tmp_path):
+    """Datasets added at the head of a catalogue push its rows onto the next pages: the page they moved to
+    is revisited before pages that describe more but were not pushed anything."""
+    def page(url: str, listed_on: list[str]) -> KnownPage:
+        return KnownPage(url=url, parent=SITE, depth=1, score=1, listed_on=listed_on, contexts=[url])
+
+    cat = [CATALOGUE + f"?page={n}" for n in (1, 2, 3)]
+    described = {1: [1, 2], 2: [5], 3: [6, 7]}  # catalogue page -> the dataset pages it described
+    pages = {url: page(url, []) for url in cat}
+    pages.update({SITE + f"d/{d}": page(SITE + f"d/{d}", [cat[n - 1]]) for n, ds in described.items() for d in ds})
+    memory = SiteMemory(start_url=SITE, pages=pages)
+    crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
+    recrawl = Recrawl(memory, max_requests=100)
+    recrawl.seed(crawler)
+    assert recrawl._url(recrawl.next(policy_has_links=False)) == cat[0]
+    body = (f"<html><body><ul><li><a href='/d/9'>Nine</a> new, 2026-02-01</li></ul>"
+            f"<ul class='pager'><li><a href='{cat[1]}'>Next</a></li></ul></body></html>").encode()
+    recrawl.page_read(cat[0], body, None, {}, record=True)
+    assert recrawl._url(recrawl.next(policy_has_links=False)) == cat[1]
+
+
+def test_two_crawls_started_within_a_second_have_distinct_run_ids(tmp_path):
+    # a warm run sharing its id with the run whose memory it starts from takes that run's manifest rows for
+    # its own and never checks the known files (seen on the tiny site, crawled in under a second)
+    config = CrawlConfig(SITE, delay=0.0, max_requests=10)
+    first, second = Crawler(config, LocalSink(tmp_path)), Crawler(config, LocalSink(tmp_path))
+    assert first.run_id != second.run_id
