@@ -295,8 +295,8 @@ def _sum_matches(values: np.ndarray, max_run: int = 40) -> tuple[np.ndarray, np.
     counts = present[:, cols].sum(axis=1).astype(float)
     below = np.zeros(n)
     above = np.zeros(n)
-    for batch in _column_batches(cols, present, max_run):
-        rows, hits_below, hits_above = _run_sum_hits(values[:, batch], present[:, batch], max_run)
+    if len(cols):
+        rows, hits_below, hits_above = _run_sum_hits(values[:, cols], present[:, cols], max_run)
         below += np.bincount(rows, weights=hits_below, minlength=n)
         above += np.bincount(rows, weights=hits_above, minlength=n)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -305,42 +305,71 @@ def _sum_matches(values: np.ndarray, max_run: int = 40) -> tuple[np.ndarray, np.
         )
 
 
-def _column_batches(cols: np.ndarray, present: np.ndarray, max_run: int, budget: int = 1 << 19) -> list[np.ndarray]:
-    """Columns in groups small enough that a (run lengths x columns x numbers) array stays under ``budget``."""
-    per_column = max_run * int(present.sum(axis=0).max(initial=0))
-    size = max(budget // max(per_column, 1), 1)
-    return [cols[k : k + size] for k in range(0, len(cols), size)]
-
-
 def _run_sum_hits(values: np.ndarray, present: np.ndarray, max_run: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For every number of these columns: its row, and how many runs of k = 2..max_run numbers just below
-    (above) it in its column sum to it.
+    """Rows of numbers of these columns, and how many runs of k = 2..max_run numbers just below (above)
+    each in its column sum to it (numbers not listed have no such run).
 
-    Each column's numbers are moved to the top, in order, so that runs skip the rows without a number; then
-    all columns and run lengths are checked at once, in (k, column, position) arrays. Sums are differences
-    of one cumulative sum per column, the same float operations as a loop over columns and k would do, so
-    the matches are identical to it, not merely close.
+    Runs skip the rows without a number: each column's numbers are laid out in order, and the sum of a run
+    is the difference of two entries of the column's cumulative sum, the same float operations as a loop
+    over columns and k would do, so the matches are identical to it, not merely close. Only numbers that
+    can be a sum at all (``_may_be_run_sum``, most numbers of a table cannot) are checked at every k.
     """
-    order = np.argsort(~present, axis=0, kind="stable")  # per column, rows with a number first, in order
+    col, row = np.nonzero(present.T)  # the numbers, column by column, top to bottom
     m = present.sum(axis=0)  # numbers per column
     depth = int(m.max())
-    filled = (np.arange(depth)[:, None] < m).T  # (column, position): the position holds a number
-    v = np.where(filled, np.take_along_axis(values, order[:depth], axis=0).T, 0.0)
+    col_start = np.concatenate([[0], np.cumsum(m)[:-1]])
+    pos = np.arange(len(col)) - col_start[col]  # position of each number in its column
+    number = values[row, col]
+    v = np.zeros((len(m), depth))  # (column, position); 0 after a column's last number
+    v[col, pos] = number
     csum = np.concatenate([np.zeros((len(m), 1)), np.cumsum(v, axis=1)], axis=1)
-    tol = np.maximum(np.abs(v) * 0.002, 1.01 * rounding_unit(v))
-    candidate = filled & (v != 0)
-    ks = np.arange(2, min(max_run, depth - 1) + 1)[:, None, None]
-    col = np.arange(len(m))[None, :, None]
-    pos = np.arange(depth)[None, None, :]
-    # below: the k numbers after p sum to csum[p+1+k] - csum[p+1]; such a run exists while p + k < m
-    end = pos + 1 + ks
-    s = csum[col, np.minimum(end, depth)] - csum[col, pos + 1]
-    hits_below = ((np.abs(s - v) <= tol) & (end <= m[None, :, None]) & candidate).sum(axis=0)
-    # above: the k numbers before q sum to csum[q] - csum[q-k]; such a run exists while q >= k
-    start = pos - ks
-    s = csum[col, pos] - csum[col, np.maximum(start, 0)]
-    hits_above = ((np.abs(s - v) <= tol) & (start >= 0) & candidate).sum(axis=0)
-    return order[:depth].T[filled], hits_below[filled], hits_above[filled]
+    tol = np.maximum(np.abs(number) * 0.002, 1.01 * rounding_unit(number))
+    longest = min(max_run, depth - 1)
+    ks = np.arange(2, longest + 1)[:, None]
+    found = []
+    for below in (True, False):
+        may = (number != 0) & _may_be_run_sum(number, pos, col, m, csum, tol, below, longest)
+        hits = np.zeros(len(col), dtype=np.intp)
+        step = max((1 << 19) // max(len(ks), 1), 1)  # (run lengths x numbers) arrays of bounded size
+        todo = np.flatnonzero(may)
+        for a in range(0, len(todo), step):
+            at = todo[a : a + step]
+            c, p = col[at], pos[at]
+            if below:  # the k numbers after p sum to csum[p+1+k] - csum[p+1]; such a run exists while p+k < m
+                end = p + 1 + ks
+                s = csum[c, np.minimum(end, depth)] - csum[c, p + 1]
+                exists = end <= m[c]
+            else:  # the k numbers before p sum to csum[p] - csum[p-k]; such a run exists while p >= k
+                start = p - ks
+                s = csum[c, p] - csum[c, np.maximum(start, 0)]
+                exists = start >= 0
+            hits[at] = ((np.abs(s - number[at]) <= tol[at]) & exists).sum(axis=0)
+        found.append(hits)
+    return row, found[0], found[1]
+
+
+def _may_be_run_sum(number: np.ndarray, pos: np.ndarray, col: np.ndarray, m: np.ndarray, csum: np.ndarray,
+                    tol: np.ndarray, below: bool, longest: int) -> np.ndarray:
+    """False where a number (laid out as in ``_run_sum_hits``) is surely the sum of no run of 2..``longest``
+    numbers below (above) it in its column.
+
+    Over numbers that are not negative a cumulative sum never decreases, in floats too, so a run's sum
+    only grows with its length, and so does its float difference to the number: a number that the sum of
+    its two neighbours exceeds by more than the tolerance is matched by no longer run either. Numbers
+    with a negative number within ``longest`` of them on that side are all kept.
+    """
+    negatives = np.concatenate([[0], np.cumsum(number < 0)])  # over the numbers of all columns, in order
+    first = np.arange(len(number)) - pos  # the column's first number
+    if below:
+        has_two = pos + 3 <= m[col]
+        two = csum[col, np.where(has_two, pos + 3, 0)] - csum[col, pos + 1]
+        last = first + m[col]  # after the column's last number
+        signed = negatives[np.minimum(first + pos + 1 + longest, last)] > negatives[first + pos + 1]
+    else:
+        has_two = pos >= 2
+        two = csum[col, pos] - csum[col, np.maximum(pos - 2, 0)]
+        signed = negatives[first + pos] > negatives[first + np.maximum(pos - longest, 0)]
+    return (has_two & ((two - number) <= tol)) | signed
 
 
 def rounding_unit(v: np.ndarray) -> np.ndarray:
