@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from airflow_sbcrawl.tables.features import _sum_matches, rounding_unit
+from airflow_sbcrawl.tables.features import EMPTY, MARK, MARKER, NUMBER, TEXT, _sum_matches, cell_kinds, rounding_unit
+from airflow_sbcrawl.tables.values import parse_value
 
 
 def _sum_matches_by_loop(values: np.ndarray, max_run: int = 40) -> tuple[np.ndarray, np.ndarray]:
@@ -65,3 +66,22 @@ def test_run_sums_on_a_long_column_and_short_runs():
     assert np.array_equal(above, _sum_matches_by_loop(column, max_run=3)[1])
     assert below[0] > 0 and below[2] > 0  # 10 = 4 + 6, 6 = 3 + 3
     assert below[10] == 0  # 30 is the sum of all ten, a run longer than 3
+
+
+TEXTS = ["3929214.0", "-12", "+7", "4.5", "1,234", "1,234.5", "01,234", "12,34", "1,2345", "1.234,5", "1e5", ".5",
+         "1.", "1_000", "(D)", "..", "-", "x", "\\1", "(1)", "²", "76.3±1.2", "10-14", "(1,234)", "1 234", "٣٤",
+         "12%", "$5", "2008", "2008.0", "Total", "NA", "0", "-0", "00012", "1,23,456"]
+
+
+def test_cell_kinds_read_every_text_as_parse_value_does():
+    for decimal in (".", ",", None):
+        kinds, values = cell_kinds([TEXTS, ["", *TEXTS[1:]]], decimal)
+        assert kinds[1, 0] == EMPTY and np.isnan(values[1, 0])
+        for text, kind, value in zip(TEXTS, kinds[0].tolist(), values[0].tolist(), strict=True):
+            parsed = parse_value(text, decimal)
+            if kind == MARK:
+                assert text in ("\\1", "(1)", "²"), text
+            elif parsed.status == "ok":
+                assert (kind, value) == (NUMBER, parsed.value), (text, decimal)
+            else:
+                assert kind == (TEXT if parsed.status == "text" else MARKER) and np.isnan(value), (text, decimal)
