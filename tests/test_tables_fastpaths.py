@@ -2,7 +2,17 @@
 
 import numpy as np
 
-from airflow_sbcrawl.tables.features import EMPTY, MARK, MARKER, NUMBER, TEXT, _sum_matches, cell_kinds, rounding_unit
+from airflow_sbcrawl.tables.features import (
+    EMPTY,
+    MARK,
+    MARKER,
+    NUMBER,
+    TEXT,
+    _sum_matches,
+    _upper_shares,
+    cell_kinds,
+    rounding_unit,
+)
 from airflow_sbcrawl.tables.values import parse_value
 
 
@@ -85,3 +95,12 @@ def test_cell_kinds_read_every_text_as_parse_value_does():
                 assert (kind, value) == (NUMBER, parsed.value), (text, decimal)
             else:
                 assert kind == (TEXT if parsed.status == "text" else MARKER) and np.isnan(value), (text, decimal)
+
+
+def test_upper_shares_count_letters_as_str_methods_do():
+    texts = ["UNITED STATES 2010", "Total", "", "12 345", "Ärzte und ÄRZTINNEN", "a", "ÉTATS-UNIS", "x Y z", "ǅ ß"]
+    shares = _upper_shares(texts).tolist()
+    for text, share in zip(texts, shares, strict=True):
+        letters = [c for c in text if c.isalpha()]
+        assert share == (sum(c.isupper() for c in letters) / len(letters) if letters else 0.0), text
+    assert shares[0] == 1.0 and shares[1] == 0.2 and shares[3] == 0.0

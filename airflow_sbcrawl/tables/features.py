@@ -177,8 +177,6 @@ def _base_features(
 
 
 _DIGITS = frozenset(string.digits)
-_NO_LETTERS = str.maketrans("", "", string.ascii_letters)
-_NO_UPPER = str.maketrans("", "", string.ascii_uppercase)
 
 
 def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarray, values: np.ndarray,
@@ -214,7 +212,7 @@ def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarr
     out[:, 8] = _found(_TITLE.match, firsts)
     out[:, 9] = _found(_UNIT.search, joined)
     out[:, 10] = _found(_CONTINUED.search, words)
-    out[:, 11] = [_upper_share(j) for j in joined]
+    out[:, 11] = _upper_shares(joined)
     out[:, 12] = _found(_YEARISH.search, words)
     out[:, 13] = [min(len(r) - len(r.lstrip()), 8) / 8 for r in raw_firsts]
     out[:, 14] = [len(j) > 60 for j in joined]
@@ -225,12 +223,34 @@ def _found(test: Callable[[str], object], texts: list[str]) -> np.ndarray:
     return np.fromiter(map(bool, map(test, texts)), bool, len(texts))
 
 
-def _upper_share(joined: str) -> float:
-    if joined.isascii():  # letters counted in C: what is left after deleting them
-        n_letters = len(joined) - len(joined.translate(_NO_LETTERS))
-        return (len(joined) - len(joined.translate(_NO_UPPER))) / n_letters if n_letters else 0.0
-    letters = "".join(filter(str.isalpha, joined))
-    return (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
+_ASCII_LETTER = np.zeros(256, dtype=np.intp)
+_ASCII_LETTER[np.frombuffer(string.ascii_letters.encode(), dtype=np.uint8)] = 1
+_ASCII_UPPER = np.zeros(256, dtype=np.intp)
+_ASCII_UPPER[np.frombuffer(string.ascii_uppercase.encode(), dtype=np.uint8)] = 1
+
+
+def _upper_shares(joined: list[str]) -> np.ndarray:
+    """Share of upper-case letters among the letters of each text (0 without letters).
+
+    ASCII texts, nearly all, are counted together: their bytes in one array, letters and capitals looked
+    up in tables and summed per text from cumulative counts; other texts one by one.
+    """
+    out = np.zeros(len(joined))
+    ascii_texts = np.fromiter(map(str.isascii, joined), dtype=bool, count=len(joined))
+    picked = list(itertools.compress(joined, ascii_texts))
+    if picked:
+        chars = np.frombuffer("".join(picked).encode("ascii"), dtype=np.uint8)
+        ends = np.cumsum(np.fromiter(map(len, picked), dtype=np.intp, count=len(picked)))
+        bounds = np.concatenate([[0], ends])
+        letters = np.concatenate([[0], np.cumsum(_ASCII_LETTER[chars])])[bounds]
+        upper = np.concatenate([[0], np.cumsum(_ASCII_UPPER[chars])])[bounds]
+        n_letters, n_upper = np.diff(letters), np.diff(upper)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[ascii_texts] = np.where(n_letters > 0, n_upper / np.maximum(n_letters, 1), 0.0)
+    for k in np.flatnonzero(~ascii_texts).tolist():
+        letters = "".join(filter(str.isalpha, joined[k]))
+        out[k] = (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
+    return out
 
 
 def cell_kinds(
