@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from airflow_sbcrawl.tables.detect import _last_digit
 from airflow_sbcrawl.tables.features import (
     EMPTY,
     MARK,
@@ -104,3 +105,18 @@ def test_upper_shares_count_letters_as_str_methods_do():
         letters = [c for c in text if c.isalpha()]
         assert share == (sum(c.isupper() for c in letters) / len(letters) if letters else 0.0), text
     assert shares[0] == 1.0 and shares[1] == 0.2 and shares[3] == 0.0
+
+
+def test_last_digit_units_equal_trying_every_number_of_decimals():
+    rng = np.random.default_rng(5)
+    scale = 10.0 ** rng.integers(0, 8, (40, 9))
+    v = np.round(rng.normal(0, 1000, (40, 9)) * scale) / scale
+    v[rng.random(v.shape) < 0.1] = np.nan
+    v[0, :4] = [np.inf, 0.0, 1e-7, 23.65]
+    unit = np.full(v.shape, 1e-6)
+    for d in range(6, -1, -1):
+        scaled = v * 10.0**d
+        with np.errstate(invalid="ignore"):
+            unit = np.where(np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1, np.abs(scaled)), 10.0**-d, unit)
+    assert np.array_equal(_last_digit(v), unit)
+    assert _last_digit(v)[0, 3] == 0.01 and len(set(unit.ravel().tolist())) == 7

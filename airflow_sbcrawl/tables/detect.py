@@ -253,11 +253,21 @@ def total_columns(values: np.ndarray, max_run: int = 20, share: float = 0.8) -> 
 
 
 def _last_digit(v: np.ndarray) -> np.ndarray:
-    """The unit of each number's last decimal digit, up to 6 decimals (1 for integers, 0.01 for 23.65)."""
-    unit = np.full(v.shape, 1e-6)
-    for d in range(6, -1, -1):
-        scaled = v * 10.0**d
-        unit = np.where(np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1, np.abs(scaled)), 10.0**-d, unit)
+    """The unit of each number's last decimal digit, up to 6 decimals (1 for integers, 0.01 for 23.65).
+
+    Fewest decimals first, each number dropped once its unit is found: most tables are whole numbers.
+    """
+    unit = np.full(v.shape, 1e-6)  # also for NaN and infinities, which no test below admits
+    flat = unit.reshape(-1)
+    todo = np.flatnonzero(np.isfinite(v))
+    rest = v.reshape(-1)[todo]
+    for d in range(7):
+        scaled = rest * 10.0**d
+        ok = np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1, np.abs(scaled))
+        flat[todo[ok]] = 10.0**-d
+        todo, rest = todo[~ok], rest[~ok]
+        if not len(todo):
+            break
     return unit
 
 
