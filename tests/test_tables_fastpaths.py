@@ -4,11 +4,13 @@ import numpy as np
 
 from airflow_sbcrawl.tables.detect import _last_digit
 from airflow_sbcrawl.tables.features import (
+    _WITHOUT_IGNORECASE,
     EMPTY,
     MARK,
     MARKER,
     NUMBER,
     TEXT,
+    _Caseless,
     _sum_matches,
     _upper_shares,
     cell_kinds,
@@ -120,3 +122,16 @@ def test_last_digit_units_equal_trying_every_number_of_decimals():
             unit = np.where(np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1, np.abs(scaled)), 10.0**-d, unit)
     assert np.array_equal(_last_digit(v), unit)
     assert _last_digit(v)[0, 3] == 0.01 and len(set(unit.ravel().tolist())) == 7
+
+
+def test_caseless_search_finds_what_the_ignorecase_patterns_find():
+    texts = ["TOTAL", "Grand Total", "subtotal:", "Totalled", "All persons", "Insgesamt", "GESAMT Ärzte", "Ensemble",
+             "Per Capita", "Source: Bureau", "SOURCES", "Table 3 (Continued)", "CONT. from p. 2", "Ｔotal", "ſum",
+             "Kelvin \u212aelvin", "Median age", "", "12 345", "Concluded", "Nota bene"]
+    searched = _Caseless(texts)
+    hits = 0
+    for pattern in _WITHOUT_IGNORECASE:
+        expected = [pattern.search(t) is not None for t in texts]
+        assert searched.found(pattern).tolist() == expected, pattern.pattern
+        hits += sum(expected)
+    assert hits >= 12

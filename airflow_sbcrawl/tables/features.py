@@ -41,6 +41,8 @@ _SOURCE = re.compile(r"\b(source|sources|quelle|fuente|bureau|office|department|
 _TITLE = re.compile(r"^(table|tab\.|tabelle|tableau|cuadro|figure|chart)\s*[\w.-]*", re.I)
 _UNIT = re.compile(r"\((in |millions?|billions?|thousands?|\d[\d,]*\)|dollars|percent|number|%|rate|per )", re.I)
 _CONTINUED = re.compile(r"\b(continued|cont\.|concluded)\b", re.I)
+# The patterns above that hold lower-case words only, without re.I, for lower-cased texts (see _Caseless)
+_WITHOUT_IGNORECASE = {p: re.compile(p.pattern) for p in (_TOTAL, _AVERAGE, _SOURCE, _CONTINUED)}
 
 BASE_FEATURES = [
     "fill",  # non-empty cells / sheet width
@@ -205,13 +207,14 @@ def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarr
     out[:, 1] = np.fromiter(map(len, firsts), float, len(firsts))
     out[:, 2] = [sum(map(len, itertools.compress(t, m))) for t, m in zip(line_text, is_text, strict=True)]
     out[:, 3] = [f.endswith((":", "--", "\u2014")) for f in firsts]
-    out[:, 4] = _found(_TOTAL.search, firsts)
-    out[:, 5] = _found(_AVERAGE.search, firsts)
+    first_words, line_words = _Caseless(firsts), _Caseless(words)
+    out[:, 4] = first_words.found(_TOTAL)
+    out[:, 5] = first_words.found(_AVERAGE)
     out[:, 6] = _found(_NOTES.match, firsts)
-    out[:, 7] = _found(_SOURCE.search, words)
+    out[:, 7] = line_words.found(_SOURCE)
     out[:, 8] = _found(_TITLE.match, firsts)
     out[:, 9] = _found(_UNIT.search, joined)
-    out[:, 10] = _found(_CONTINUED.search, words)
+    out[:, 10] = line_words.found(_CONTINUED)
     out[:, 11] = _upper_shares(joined)
     out[:, 12] = _found(_YEARISH.search, words)
     out[:, 13] = [min(len(r) - len(r.lstrip()), 8) / 8 for r in raw_firsts]
@@ -221,6 +224,25 @@ def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarr
 
 def _found(test: Callable[[str], object], texts: list[str]) -> np.ndarray:
     return np.fromiter(map(bool, map(test, texts)), bool, len(texts))
+
+
+class _Caseless:
+    """Texts to search with a case-insensitive pattern of lower-case words (_TOTAL, _SOURCE...).
+
+    Python's re is several times slower with re.I; an ASCII text matches such a pattern exactly when its
+    lower-case form matches the pattern without re.I, so only the few other texts are searched with it.
+    """
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self.lowered = list(map(str.lower, texts))
+        self.other = np.flatnonzero(~np.fromiter(map(str.isascii, texts), bool, len(texts))).tolist()
+
+    def found(self, pattern: re.Pattern) -> np.ndarray:
+        out = _found(_WITHOUT_IGNORECASE[pattern].search, self.lowered)
+        for k in self.other:
+            out[k] = pattern.search(self.texts[k]) is not None
+        return out
 
 
 _ASCII_LETTER = np.zeros(256, dtype=np.intp)
