@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from airflow_sbcrawl.tables.detect import _last_digit
+from airflow_sbcrawl.tables.detect import _FOOTNOTE_MARK, _LEADER, _clean_label, _last_digit
 from airflow_sbcrawl.tables.features import (
     _WITHOUT_IGNORECASE,
     EMPTY,
@@ -135,3 +135,15 @@ def test_caseless_search_finds_what_the_ignorecase_patterns_find():
         assert searched.found(pattern).tolist() == expected, pattern.pattern
         hits += sum(expected)
     assert hits >= 12
+
+
+def test_labels_lose_their_footnote_marks_as_with_the_pattern_alone():
+    labels = ["Supply,      total   \\1", "Total \\12 ", "Men [a]", "Women[12]\n", "Persons²", "Persons ⁴⁵ \t",
+              "Year 2010", "Robbery. . . . .", "Alpha", "", "  ", "[x]", "Index (1)", "Ratio ١",
+              "Label \\1 more", "Count¹\n"]
+    for label in labels:
+        text = _FOOTNOTE_MARK.sub("", label)
+        if text.endswith("."):
+            text = _LEADER.sub("", text)
+        assert _clean_label(label) == " ".join(text.split()), label
+    assert _clean_label("Persons²") == "Persons" and _clean_label("Men [a]") == "Men"

@@ -28,7 +28,9 @@ _LEADER = re.compile(r"(?:\s*\.){2,}\s*$")  # dot leaders between a label and it
 
 def _clean_label(text: str) -> str:
     """Labels lose their footnote marks, dot leaders and inner runs of spaces ("Supply,      total   \\1")."""
-    text = _FOOTNOTE_MARK.sub("", text)
+    last = text.rstrip()[-1:]
+    if last == "]" or last.isdigit():  # every footnote mark ends so (superscripts are digits to isdigit)
+        text = _FOOTNOTE_MARK.sub("", text)
     if text.endswith("."):
         text = _LEADER.sub("", text)
     return " ".join(text.split())
