@@ -387,9 +387,8 @@ def classify_and_detect(
     Tables side by side are classified apart, each on its block of columns; a line's class is then the
     one it has in the first block where it is not empty.
     """
-    grid = [list(map(str, r)) for r in rows]
-    width = max((len(r) for r in grid), default=0)
-    grid = [r + [""] * (width - len(r)) for r in grid]
+    width = max(map(len, rows), default=0)
+    grid = [[*map(str, r), *[""] * (width - len(r))] for r in rows]
     if not grid or width == 0:
         return ["empty"] * len(grid), []
     clf = classifier or default_classifier()

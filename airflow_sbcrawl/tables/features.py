@@ -205,7 +205,9 @@ def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarr
     for pos in np.flatnonzero(maybe_year).tolist():
         out[pos, 0] = sum(1 for t in line_text[pos] if (len(t) == 4 or len(t) == 6) and t[0] in "12" and _YEAR.match(t))
     out[:, 1] = np.fromiter(map(len, firsts), float, len(firsts))
-    out[:, 2] = [sum(map(len, itertools.compress(t, m))) for t, m in zip(line_text, is_text, strict=True)]
+    # the text cells' lengths: their words less the spaces between them (text cells are never empty)
+    n_text = (kinds[lines] == TEXT).sum(axis=1)
+    out[:, 2] = np.fromiter(map(len, words), float, len(words)) - np.maximum(n_text - 1, 0)
     out[:, 3] = [f.endswith((":", "--", "\u2014")) for f in firsts]
     first_words, line_words = _Caseless(firsts), _Caseless(words)
     out[:, 4] = first_words.found(_TOTAL)
