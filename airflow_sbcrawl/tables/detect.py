@@ -454,8 +454,8 @@ def _header_block(classes: list[str], text: list[list[str]], kinds: np.ndarray) 
     for i, cls in enumerate(classes):
         if cls == "empty":
             continue
-        label = next((c for c in text[i] if c), "")
-        if cls in ("data", "derived", "group") and in_header and _ATTRIBUTE.match(label):
+        if (in_header and cls in ("data", "derived", "group")
+                and _ATTRIBUTE.match(next((c for c in text[i] if c), ""))):
             out[i] = "header"
             continue
         if cls == "header" and seen_body:
