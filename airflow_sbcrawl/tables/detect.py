@@ -28,7 +28,9 @@ _LEADER = re.compile(r"(?:\s*\.){2,}\s*$")  # dot leaders between a label and it
 
 def _clean_label(text: str) -> str:
     """Labels lose their footnote marks, dot leaders and inner runs of spaces ("Supply,      total   \\1")."""
-    text = _FOOTNOTE_MARK.sub("", text)
+    last = text.rstrip()[-1:]
+    if last == "]" or last.isdigit():  # every footnote mark ends so (superscripts are digits to isdigit)
+        text = _FOOTNOTE_MARK.sub("", text)
     if text.endswith("."):
         text = _LEADER.sub("", text)
     return " ".join(text.split())
@@ -253,11 +255,21 @@ def total_columns(values: np.ndarray, max_run: int = 20, share: float = 0.8) -> 
 
 
 def _last_digit(v: np.ndarray) -> np.ndarray:
-    """The unit of each number's last decimal digit, up to 6 decimals (1 for integers, 0.01 for 23.65)."""
-    unit = np.full(v.shape, 1e-6)
-    for d in range(6, -1, -1):
-        scaled = v * 10.0**d
-        unit = np.where(np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1, np.abs(scaled)), 10.0**-d, unit)
+    """The unit of each number's last decimal digit, up to 6 decimals (1 for integers, 0.01 for 23.65).
+
+    Fewest decimals first, each number dropped once its unit is found: most tables are whole numbers.
+    """
+    unit = np.full(v.shape, 1e-6)  # also for NaN and infinities, which no test below admits
+    flat = unit.reshape(-1)
+    todo = np.flatnonzero(np.isfinite(v))
+    rest = v.reshape(-1)[todo]
+    for d in range(7):
+        scaled = rest * 10.0**d
+        ok = np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1, np.abs(scaled))
+        flat[todo[ok]] = 10.0**-d
+        todo, rest = todo[~ok], rest[~ok]
+        if not len(todo):
+            break
     return unit
 
 
@@ -375,9 +387,8 @@ def classify_and_detect(
     Tables side by side are classified apart, each on its block of columns; a line's class is then the
     one it has in the first block where it is not empty.
     """
-    grid = [list(map(str, r)) for r in rows]
-    width = max((len(r) for r in grid), default=0)
-    grid = [r + [""] * (width - len(r)) for r in grid]
+    width = max(map(len, rows), default=0)
+    grid = [[*map(str, r), *[""] * (width - len(r))] for r in rows]
     if not grid or width == 0:
         return ["empty"] * len(grid), []
     clf = classifier or default_classifier()
@@ -443,8 +454,8 @@ def _header_block(classes: list[str], text: list[list[str]], kinds: np.ndarray) 
     for i, cls in enumerate(classes):
         if cls == "empty":
             continue
-        label = next((c for c in text[i] if c), "")
-        if cls in ("data", "derived", "group") and in_header and _ATTRIBUTE.match(label):
+        if (in_header and cls in ("data", "derived", "group")
+                and _ATTRIBUTE.match(next((c for c in text[i] if c), ""))):
             out[i] = "header"
             continue
         if cls == "header" and seen_body:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .values import PLAIN_NUMBER, SheetCells
+from .values import SheetCells
 
 # Cell kinds
 EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark such as "\2" or "(1)"
@@ -24,6 +24,8 @@ EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark 
 _FOOTNOTE_ONLY = re.compile(r"^(?:\\\d+|\[\w{1,3}\]|\(\d{1,2}\)|[\u00b9\u00b2\u00b3\u2070-\u2079]+)$")
 _MARK_FIRST = frozenset("\\[(\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))))  # _FOOTNOTE_ONLY starts
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)(?:\.0)?$")
+# values.PLAIN_NUMBER in ASCII digits: a number, plain or with grouping commas, that float() reads without them
+_ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
 _YEARISH = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
 _TOTAL = re.compile(
     r"\b(total|totals|all|sum|subtotal|overall|insgesamt|gesamt|zusammen|ensemble|totale?|totaal|summe)\b", re.I
@@ -39,6 +41,8 @@ _SOURCE = re.compile(r"\b(source|sources|quelle|fuente|bureau|office|department|
 _TITLE = re.compile(r"^(table|tab\.|tabelle|tableau|cuadro|figure|chart)\s*[\w.-]*", re.I)
 _UNIT = re.compile(r"\((in |millions?|billions?|thousands?|\d[\d,]*\)|dollars|percent|number|%|rate|per )", re.I)
 _CONTINUED = re.compile(r"\b(continued|cont\.|concluded)\b", re.I)
+# The patterns above that hold lower-case words only, without re.I, for lower-cased texts (see _Caseless)
+_WITHOUT_IGNORECASE = {p: re.compile(p.pattern) for p in (_TOTAL, _AVERAGE, _SOURCE, _CONTINUED)}
 
 BASE_FEATURES = [
     "fill",  # non-empty cells / sheet width
@@ -175,8 +179,6 @@ def _base_features(
 
 
 _DIGITS = frozenset(string.digits)
-_NO_LETTERS = str.maketrans("", "", string.ascii_letters)
-_NO_UPPER = str.maketrans("", "", string.ascii_uppercase)
 
 
 def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarray, values: np.ndarray,
@@ -203,16 +205,19 @@ def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarr
     for pos in np.flatnonzero(maybe_year).tolist():
         out[pos, 0] = sum(1 for t in line_text[pos] if (len(t) == 4 or len(t) == 6) and t[0] in "12" and _YEAR.match(t))
     out[:, 1] = np.fromiter(map(len, firsts), float, len(firsts))
-    out[:, 2] = [sum(map(len, itertools.compress(t, m))) for t, m in zip(line_text, is_text, strict=True)]
+    # the text cells' lengths: their words less the spaces between them (text cells are never empty)
+    n_text = (kinds[lines] == TEXT).sum(axis=1)
+    out[:, 2] = np.fromiter(map(len, words), float, len(words)) - np.maximum(n_text - 1, 0)
     out[:, 3] = [f.endswith((":", "--", "\u2014")) for f in firsts]
-    out[:, 4] = _found(_TOTAL.search, firsts)
-    out[:, 5] = _found(_AVERAGE.search, firsts)
+    first_words, line_words = _Caseless(firsts), _Caseless(words)
+    out[:, 4] = first_words.found(_TOTAL)
+    out[:, 5] = first_words.found(_AVERAGE)
     out[:, 6] = _found(_NOTES.match, firsts)
-    out[:, 7] = _found(_SOURCE.search, words)
+    out[:, 7] = line_words.found(_SOURCE)
     out[:, 8] = _found(_TITLE.match, firsts)
     out[:, 9] = _found(_UNIT.search, joined)
-    out[:, 10] = _found(_CONTINUED.search, words)
-    out[:, 11] = [_upper_share(j) for j in joined]
+    out[:, 10] = line_words.found(_CONTINUED)
+    out[:, 11] = _upper_shares(joined)
     out[:, 12] = _found(_YEARISH.search, words)
     out[:, 13] = [min(len(r) - len(r.lstrip()), 8) / 8 for r in raw_firsts]
     out[:, 14] = [len(j) > 60 for j in joined]
@@ -223,12 +228,53 @@ def _found(test: Callable[[str], object], texts: list[str]) -> np.ndarray:
     return np.fromiter(map(bool, map(test, texts)), bool, len(texts))
 
 
-def _upper_share(joined: str) -> float:
-    if joined.isascii():  # letters counted in C: what is left after deleting them
-        n_letters = len(joined) - len(joined.translate(_NO_LETTERS))
-        return (len(joined) - len(joined.translate(_NO_UPPER))) / n_letters if n_letters else 0.0
-    letters = "".join(filter(str.isalpha, joined))
-    return (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
+class _Caseless:
+    """Texts to search with a case-insensitive pattern of lower-case words (_TOTAL, _SOURCE...).
+
+    Python's re is several times slower with re.I; an ASCII text matches such a pattern exactly when its
+    lower-case form matches the pattern without re.I, so only the few other texts are searched with it.
+    """
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self.lowered = list(map(str.lower, texts))
+        self.other = np.flatnonzero(~np.fromiter(map(str.isascii, texts), bool, len(texts))).tolist()
+
+    def found(self, pattern: re.Pattern) -> np.ndarray:
+        out = _found(_WITHOUT_IGNORECASE[pattern].search, self.lowered)
+        for k in self.other:
+            out[k] = pattern.search(self.texts[k]) is not None
+        return out
+
+
+_ASCII_LETTER = np.zeros(256, dtype=np.intp)
+_ASCII_LETTER[np.frombuffer(string.ascii_letters.encode(), dtype=np.uint8)] = 1
+_ASCII_UPPER = np.zeros(256, dtype=np.intp)
+_ASCII_UPPER[np.frombuffer(string.ascii_uppercase.encode(), dtype=np.uint8)] = 1
+
+
+def _upper_shares(joined: list[str]) -> np.ndarray:
+    """Share of upper-case letters among the letters of each text (0 without letters).
+
+    ASCII texts, nearly all, are counted together: their bytes in one array, letters and capitals looked
+    up in tables and summed per text from cumulative counts; other texts one by one.
+    """
+    out = np.zeros(len(joined))
+    ascii_texts = np.fromiter(map(str.isascii, joined), dtype=bool, count=len(joined))
+    picked = list(itertools.compress(joined, ascii_texts))
+    if picked:
+        chars = np.frombuffer("".join(picked).encode("ascii"), dtype=np.uint8)
+        ends = np.cumsum(np.fromiter(map(len, picked), dtype=np.intp, count=len(picked)))
+        bounds = np.concatenate([[0], ends])
+        letters = np.concatenate([[0], np.cumsum(_ASCII_LETTER[chars])])[bounds]
+        upper = np.concatenate([[0], np.cumsum(_ASCII_UPPER[chars])])[bounds]
+        n_letters, n_upper = np.diff(letters), np.diff(upper)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[ascii_texts] = np.where(n_letters > 0, n_upper / np.maximum(n_letters, 1), 0.0)
+    for k in np.flatnonzero(~ascii_texts).tolist():
+        letters = "".join(filter(str.isalpha, joined[k]))
+        out[k] = (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
+    return out
 
 
 def cell_kinds(
@@ -247,31 +293,32 @@ def cell_kinds(
         text = [r + [""] * (width - len(r)) for r in text]
     # Codes of the flattened grid through dict lookups mapped in C (sheets are mostly empty cells)
     flat = list(itertools.chain.from_iterable(text))
-    distinct: dict[str, int] = dict.fromkeys(itertools.chain(("",), flat), 0)  # code 0: the empty cell
-    for code, cell in enumerate(distinct):
-        distinct[cell] = code
-    codes = np.fromiter(map(distinct.__getitem__, flat), dtype=np.intp, count=len(flat)).reshape(n, width)
-    kind_of = [EMPTY]
-    value_of = [np.nan]
-    # Most distinct texts are plain numbers ("3929214.0", "-12", "4.5"): float() reads them as parse_value
-    # would when the decimal is not a comma, the text is ASCII, ends in a digit and has no "_" (which
-    # float() accepts and parse_value does not); everything else goes through parse_value
+    texts = list(dict.fromkeys(itertools.chain(("",), flat)))  # code 0: the empty cell
+    code_of = dict(zip(texts, range(len(texts)), strict=True))
+    codes = np.fromiter(map(code_of.__getitem__, flat), dtype=np.intp, count=len(flat)).reshape(n, width)
+    kind_of = np.full(len(texts), NUMBER, dtype=np.int8)
+    value_of = np.full(len(texts), np.nan)
+    kind_of[0] = EMPTY
+    # Most distinct texts are plain or grouped numbers in ASCII digits ("3929214.0", "-12", "1,234.5"):
+    # when the decimal is not a comma parse_value reads them as float() does once the commas are gone, so
+    # they are picked by one pattern mapped over the texts and converted by one float() map, both in C
+    quick = np.zeros(len(texts), dtype=bool)
+    if cells.decimal != ",":
+        quick = np.fromiter(map(bool, map(_ASCII_NUMBER.fullmatch, texts)), dtype=bool, count=len(texts))
+        if quick.any():
+            numbers = " ".join(itertools.compress(texts, quick)).replace(",", "").split(" ")  # no spaces in them
+            value_of[quick] = np.fromiter(map(float, numbers), dtype=float, count=len(numbers))
     plain = cells.decimal != ","
-    for text in itertools.islice(distinct, 1, None):
+    for code in np.flatnonzero(~quick)[1:].tolist():
+        text = texts[code]
         if plain and text[-1] in _DIGITS and text.isascii() and "_" not in text:
-            try:
-                value = float(text)
-            except ValueError:
-                # "1,234" and "1,234.5": parse_value's own fast path, taken here without its other tests
-                value = float(text.replace(",", "")) if "," in text and PLAIN_NUMBER.fullmatch(text) else None
-            if value is not None:
-                kind_of.append(NUMBER)
-                value_of.append(value)
+            try:  # what else float() reads ("1e5", ".5") it reads as parse_value would
+                value_of[code] = float(text)
                 continue
-        kind, value = _cell_kind(text, cells)
-        kind_of.append(kind)
-        value_of.append(value)
-    return np.array(kind_of, dtype=np.int8)[codes], np.array(value_of)[codes]
+            except ValueError:
+                pass
+        kind_of[code], value_of[code] = _cell_kind(text, cells)
+    return kind_of[codes], value_of[codes]
 
 
 def _cell_kind(text: str, cells: SheetCells) -> tuple[int, float]:
@@ -295,8 +342,8 @@ def _sum_matches(values: np.ndarray, max_run: int = 40) -> tuple[np.ndarray, np.
     counts = present[:, cols].sum(axis=1).astype(float)
     below = np.zeros(n)
     above = np.zeros(n)
-    for batch in _column_batches(cols, present, max_run):
-        rows, hits_below, hits_above = _run_sum_hits(values[:, batch], present[:, batch], max_run)
+    if len(cols):
+        rows, hits_below, hits_above = _run_sum_hits(values[:, cols], present[:, cols], max_run)
         below += np.bincount(rows, weights=hits_below, minlength=n)
         above += np.bincount(rows, weights=hits_above, minlength=n)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -305,42 +352,71 @@ def _sum_matches(values: np.ndarray, max_run: int = 40) -> tuple[np.ndarray, np.
         )
 
 
-def _column_batches(cols: np.ndarray, present: np.ndarray, max_run: int, budget: int = 1 << 19) -> list[np.ndarray]:
-    """Columns in groups small enough that a (run lengths x columns x numbers) array stays under ``budget``."""
-    per_column = max_run * int(present.sum(axis=0).max(initial=0))
-    size = max(budget // max(per_column, 1), 1)
-    return [cols[k : k + size] for k in range(0, len(cols), size)]
-
-
 def _run_sum_hits(values: np.ndarray, present: np.ndarray, max_run: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For every number of these columns: its row, and how many runs of k = 2..max_run numbers just below
-    (above) it in its column sum to it.
+    """Rows of numbers of these columns, and how many runs of k = 2..max_run numbers just below (above)
+    each in its column sum to it (numbers not listed have no such run).
 
-    Each column's numbers are moved to the top, in order, so that runs skip the rows without a number; then
-    all columns and run lengths are checked at once, in (k, column, position) arrays. Sums are differences
-    of one cumulative sum per column, the same float operations as a loop over columns and k would do, so
-    the matches are identical to it, not merely close.
+    Runs skip the rows without a number: each column's numbers are laid out in order, and the sum of a run
+    is the difference of two entries of the column's cumulative sum, the same float operations as a loop
+    over columns and k would do, so the matches are identical to it, not merely close. Only numbers that
+    can be a sum at all (``_may_be_run_sum``, most numbers of a table cannot) are checked at every k.
     """
-    order = np.argsort(~present, axis=0, kind="stable")  # per column, rows with a number first, in order
+    col, row = np.nonzero(present.T)  # the numbers, column by column, top to bottom
     m = present.sum(axis=0)  # numbers per column
     depth = int(m.max())
-    filled = (np.arange(depth)[:, None] < m).T  # (column, position): the position holds a number
-    v = np.where(filled, np.take_along_axis(values, order[:depth], axis=0).T, 0.0)
+    col_start = np.concatenate([[0], np.cumsum(m)[:-1]])
+    pos = np.arange(len(col)) - col_start[col]  # position of each number in its column
+    number = values[row, col]
+    v = np.zeros((len(m), depth))  # (column, position); 0 after a column's last number
+    v[col, pos] = number
     csum = np.concatenate([np.zeros((len(m), 1)), np.cumsum(v, axis=1)], axis=1)
-    tol = np.maximum(np.abs(v) * 0.002, 1.01 * rounding_unit(v))
-    candidate = filled & (v != 0)
-    ks = np.arange(2, min(max_run, depth - 1) + 1)[:, None, None]
-    col = np.arange(len(m))[None, :, None]
-    pos = np.arange(depth)[None, None, :]
-    # below: the k numbers after p sum to csum[p+1+k] - csum[p+1]; such a run exists while p + k < m
-    end = pos + 1 + ks
-    s = csum[col, np.minimum(end, depth)] - csum[col, pos + 1]
-    hits_below = ((np.abs(s - v) <= tol) & (end <= m[None, :, None]) & candidate).sum(axis=0)
-    # above: the k numbers before q sum to csum[q] - csum[q-k]; such a run exists while q >= k
-    start = pos - ks
-    s = csum[col, pos] - csum[col, np.maximum(start, 0)]
-    hits_above = ((np.abs(s - v) <= tol) & (start >= 0) & candidate).sum(axis=0)
-    return order[:depth].T[filled], hits_below[filled], hits_above[filled]
+    tol = np.maximum(np.abs(number) * 0.002, 1.01 * rounding_unit(number))
+    longest = min(max_run, depth - 1)
+    ks = np.arange(2, longest + 1)[:, None]
+    found = []
+    for below in (True, False):
+        may = (number != 0) & _may_be_run_sum(number, pos, col, m, csum, tol, below, longest)
+        hits = np.zeros(len(col), dtype=np.intp)
+        step = max((1 << 19) // max(len(ks), 1), 1)  # (run lengths x numbers) arrays of bounded size
+        todo = np.flatnonzero(may)
+        for a in range(0, len(todo), step):
+            at = todo[a : a + step]
+            c, p = col[at], pos[at]
+            if below:  # the k numbers after p sum to csum[p+1+k] - csum[p+1]; such a run exists while p+k < m
+                end = p + 1 + ks
+                s = csum[c, np.minimum(end, depth)] - csum[c, p + 1]
+                exists = end <= m[c]
+            else:  # the k numbers before p sum to csum[p] - csum[p-k]; such a run exists while p >= k
+                start = p - ks
+                s = csum[c, p] - csum[c, np.maximum(start, 0)]
+                exists = start >= 0
+            hits[at] = ((np.abs(s - number[at]) <= tol[at]) & exists).sum(axis=0)
+        found.append(hits)
+    return row, found[0], found[1]
+
+
+def _may_be_run_sum(number: np.ndarray, pos: np.ndarray, col: np.ndarray, m: np.ndarray, csum: np.ndarray,
+                    tol: np.ndarray, below: bool, longest: int) -> np.ndarray:
+    """False where a number (laid out as in ``_run_sum_hits``) is surely the sum of no run of 2..``longest``
+    numbers below (above) it in its column.
+
+    Over numbers that are not negative a cumulative sum never decreases, in floats too, so a run's sum
+    only grows with its length, and so does its float difference to the number: a number that the sum of
+    its two neighbours exceeds by more than the tolerance is matched by no longer run either. Numbers
+    with a negative number within ``longest`` of them on that side are all kept.
+    """
+    negatives = np.concatenate([[0], np.cumsum(number < 0)])  # over the numbers of all columns, in order
+    first = np.arange(len(number)) - pos  # the column's first number
+    if below:
+        has_two = pos + 3 <= m[col]
+        two = csum[col, np.where(has_two, pos + 3, 0)] - csum[col, pos + 1]
+        last = first + m[col]  # after the column's last number
+        signed = negatives[np.minimum(first + pos + 1 + longest, last)] > negatives[first + pos + 1]
+    else:
+        has_two = pos >= 2
+        two = csum[col, pos] - csum[col, np.maximum(pos - 2, 0)]
+        signed = negatives[first + pos] > negatives[first + np.maximum(pos - longest, 0)]
+    return (has_two & ((two - number) <= tol)) | signed
 
 
 def rounding_unit(v: np.ndarray) -> np.ndarray:

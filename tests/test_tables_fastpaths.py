@@ -1,0 +1,149 @@
+"""The vectorised shortcuts of detection give exactly what the plain per-cell reading gives."""
+
+import numpy as np
+
+from airflow_sbcrawl.tables.detect import _FOOTNOTE_MARK, _LEADER, _clean_label, _last_digit
+from airflow_sbcrawl.tables.features import (
+    _WITHOUT_IGNORECASE,
+    EMPTY,
+    MARK,
+    MARKER,
+    NUMBER,
+    TEXT,
+    _Caseless,
+    _sum_matches,
+    _upper_shares,
+    cell_kinds,
+    rounding_unit,
+)
+from airflow_sbcrawl.tables.values import parse_value
+
+
+def _sum_matches_by_loop(values: np.ndarray, max_run: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """The definition, one column, number and run length at a time."""
+    n = len(values)
+    present = ~np.isnan(values)
+    cols = [j for j in range(values.shape[1]) if present[:, j].sum() >= 3]
+    below, above, counts = np.zeros(n), np.zeros(n), np.zeros(n)
+    for j in cols:
+        rows = np.flatnonzero(present[:, j])
+        v = values[rows, j]
+        csum = np.concatenate([[0.0], np.cumsum(v)])
+        tol = np.maximum(np.abs(v) * 0.002, 1.01 * rounding_unit(v))
+        counts[rows] += 1
+        for p, row in enumerate(rows):
+            if v[p] == 0:
+                continue
+            for k in range(2, min(max_run, len(v) - 1) + 1):
+                if p + k < len(v) and abs((csum[p + 1 + k] - csum[p + 1]) - v[p]) <= tol[p]:
+                    below[row] += 1
+                if p >= k and abs((csum[p] - csum[p - k]) - v[p]) <= tol[p]:
+                    above[row] += 1
+    share = np.maximum(counts, 1)
+    return (np.where(counts > 0, np.minimum(below, counts) / share, 0.0),
+            np.where(counts > 0, np.minimum(above, counts) / share, 0.0))
+
+
+def _random_grid(rng: np.random.Generator, negative: float) -> np.ndarray:
+    rows, cols = int(rng.integers(3, 60)), int(rng.integers(1, 8))
+    grid = np.round(rng.exponential(100, (rows, cols)), int(rng.integers(0, 3)))
+    grid[rng.random(grid.shape) < negative] *= -1
+    grid[rng.random(grid.shape) < 0.1] = 0.0
+    grid[rng.random(grid.shape) < 0.2] = np.nan
+    # totals of the runs above and below, so that there is something to find
+    for j in range(cols):
+        for i in rng.choice(rows, size=rows // 6, replace=False):
+            k = int(rng.integers(2, 6))
+            part = grid[i + 1 : i + 1 + k, j] if rng.random() < 0.5 else grid[max(i - k, 0) : i, j]
+            part = part[~np.isnan(part)]
+            if len(part) >= 2:
+                grid[i, j] = part.sum() + rng.choice([0.0, 0.4, 3.0])
+    return grid
+
+
+def test_run_sums_equal_the_loop_on_random_columns_with_and_without_negatives():
+    rng = np.random.default_rng(12)
+    found = 0
+    for trial in range(120):
+        grid = _random_grid(rng, negative=(0.0, 0.05, 0.5)[trial % 3])
+        fast, loop = _sum_matches(grid), _sum_matches_by_loop(grid)
+        assert np.array_equal(fast[0], loop[0]) and np.array_equal(fast[1], loop[1]), trial
+        found += int((loop[0] > 0).sum() + (loop[1] > 0).sum())
+    assert found > 500  # the grids do hold sums, so equality is not between two empty answers
+
+
+def test_run_sums_on_a_long_column_and_short_runs():
+    column = np.array([10.0, 4.0, 6.0, 3.0, 3.0, 7.0, 1.0, 2.0, 4.0, np.nan, 30.0])[:, None]
+    below, above = _sum_matches(column, max_run=3)
+    assert np.array_equal(below, _sum_matches_by_loop(column, max_run=3)[0])
+    assert np.array_equal(above, _sum_matches_by_loop(column, max_run=3)[1])
+    assert below[0] > 0 and below[2] > 0  # 10 = 4 + 6, 6 = 3 + 3
+    assert below[10] == 0  # 30 is the sum of all ten, a run longer than 3
+
+
+TEXTS = ["3929214.0", "-12", "+7", "4.5", "1,234", "1,234.5", "01,234", "12,34", "1,2345", "1.234,5", "1e5", ".5",
+         "1.", "1_000", "(D)", "..", "-", "x", "\\1", "(1)", "²", "76.3±1.2", "10-14", "(1,234)", "1 234", "٣٤",
+         "12%", "$5", "2008", "2008.0", "Total", "NA", "0", "-0", "00012", "1,23,456"]
+
+
+def test_cell_kinds_read_every_text_as_parse_value_does():
+    for decimal in (".", ",", None):
+        kinds, values = cell_kinds([TEXTS, ["", *TEXTS[1:]]], decimal)
+        assert kinds[1, 0] == EMPTY and np.isnan(values[1, 0])
+        for text, kind, value in zip(TEXTS, kinds[0].tolist(), values[0].tolist(), strict=True):
+            parsed = parse_value(text, decimal)
+            if kind == MARK:
+                assert text in ("\\1", "(1)", "²"), text
+            elif parsed.status == "ok":
+                assert (kind, value) == (NUMBER, parsed.value), (text, decimal)
+            else:
+                assert kind == (TEXT if parsed.status == "text" else MARKER) and np.isnan(value), (text, decimal)
+
+
+def test_upper_shares_count_letters_as_str_methods_do():
+    texts = ["UNITED STATES 2010", "Total", "", "12 345", "Ärzte und ÄRZTINNEN", "a", "ÉTATS-UNIS", "x Y z", "ǅ ß"]
+    shares = _upper_shares(texts).tolist()
+    for text, share in zip(texts, shares, strict=True):
+        letters = [c for c in text if c.isalpha()]
+        assert share == (sum(c.isupper() for c in letters) / len(letters) if letters else 0.0), text
+    assert shares[0] == 1.0 and shares[1] == 0.2 and shares[3] == 0.0
+
+
+def test_last_digit_units_equal_trying_every_number_of_decimals():
+    rng = np.random.default_rng(5)
+    scale = 10.0 ** rng.integers(0, 8, (40, 9))
+    v = np.round(rng.normal(0, 1000, (40, 9)) * scale) / scale
+    v[rng.random(v.shape) < 0.1] = np.nan
+    v[0, :4] = [np.inf, 0.0, 1e-7, 23.65]
+    unit = np.full(v.shape, 1e-6)
+    for d in range(6, -1, -1):
+        scaled = v * 10.0**d
+        with np.errstate(invalid="ignore"):
+            unit = np.where(np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1, np.abs(scaled)), 10.0**-d, unit)
+    assert np.array_equal(_last_digit(v), unit)
+    assert _last_digit(v)[0, 3] == 0.01 and len(set(unit.ravel().tolist())) == 7
+
+
+def test_caseless_search_finds_what_the_ignorecase_patterns_find():
+    texts = ["TOTAL", "Grand Total", "subtotal:", "Totalled", "All persons", "Insgesamt", "GESAMT Ärzte", "Ensemble",
+             "Per Capita", "Source: Bureau", "SOURCES", "Table 3 (Continued)", "CONT. from p. 2", "Ｔotal", "ſum",
+             "Kelvin \u212aelvin", "Median age", "", "12 345", "Concluded", "Nota bene"]
+    searched = _Caseless(texts)
+    hits = 0
+    for pattern in _WITHOUT_IGNORECASE:
+        expected = [pattern.search(t) is not None for t in texts]
+        assert searched.found(pattern).tolist() == expected, pattern.pattern
+        hits += sum(expected)
+    assert hits >= 12
+
+
+def test_labels_lose_their_footnote_marks_as_with_the_pattern_alone():
+    labels = ["Supply,      total   \\1", "Total \\12 ", "Men [a]", "Women[12]\n", "Persons²", "Persons ⁴⁵ \t",
+              "Year 2010", "Robbery. . . . .", "Alpha", "", "  ", "[x]", "Index (1)", "Ratio ١",
+              "Label \\1 more", "Count¹\n"]
+    for label in labels:
+        text = _FOOTNOTE_MARK.sub("", label)
+        if text.endswith("."):
+            text = _LEADER.sub("", text)
+        assert _clean_label(label) == " ".join(text.split()), label
+    assert _clean_label("Persons²") == "Persons" and _clean_label("Men [a]") == "Men"
