@@ -237,3 +237,38 @@ def test_a_reward_counts_in_full_while_other_pulls_of_its_action_are_in_flight()
     restored = SleepingBandit(alpha=1.0)
     restored.restore(np.array([4.0, 1.0]), np.array([0.5, 2.0]), 5)
     assert list(restored.rewarded) == [4.0, 1.0]
+
+
+def test_a_droughts_last_look_takes_links_of_templates_that_paid_and_only_those():
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    site = Site(policy)
+    site.reveal(["item"] * 20 + ["sidebar"] * 20)
+    crawled = []
+    for _ in range(6):  # items pay, sidebars never
+        link = policy.next()
+        crawled.append(link)
+        policy.feedback(link, 2 if site.kind[link] == "item" else 0)
+    assert "item" in {site.kind[i] for i in crawled}
+    before = len(policy)
+    look = policy.last_look(30)
+    assert look and {site.kind[i] for i in look} == {"item"}  # the paid template's links, not the sidebars
+    assert len(policy) == before - len(look)
+    assert set(look).isdisjoint(policy.next() for _ in range(len(policy)))  # taken out of the frontier
+    assert SleepingBanditPolicy(_config(policy="sb-classifier-paper"), np.random.default_rng(0)).last_look(5) == []
+
+
+def test_a_drought_gets_one_last_look_then_stops():
+    stop = DroughtStop(min_pages=300, expected=30)
+    stop.update(100, 50)
+    stop.update(500, 50)
+    assert stop.should_stop and not stop.looked()
+    stop.note_look()
+    assert stop.looked()
+    stop.update(530, 50)
+    assert stop.should_stop and stop.looked()  # the look found nothing: now it stops
+    stop.update(540, 51)  # had it found a dataset, the drought would start over, with its own look
+    stop.update(900, 51)
+    assert stop.should_stop and not stop.looked()
+    restored = DroughtStop()
+    restored.restore(stop.state())
+    assert not restored.looked() and restored.should_stop

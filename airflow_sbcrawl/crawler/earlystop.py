@@ -40,6 +40,13 @@ class EarlyStopping:
         return (f"early stopping: the moving average of new targets per page stayed below {self.epsilon} for "
                 f"{self.patience} windows of {self.window} pages")
 
+    def looked(self) -> bool:
+        """The paper's rule stops when it says so: no last look (see DroughtStop)."""
+        return True
+
+    def note_look(self) -> None:
+        pass
+
     def state(self) -> dict:
         return {"mean": self.mean, "low_streak": self.low_streak, "last_pages": self._last_pages,
                 "last_targets": self._last_targets}
@@ -60,7 +67,12 @@ class DroughtStop:
     that still finds targets as it used to — however sparse the site — is never stopped, while a crawl
     stuck in a calendar or a faceted search stops within a few hundred pages of its last target.
     An absolute threshold cannot do both: 0.2 targets a page is a drought on a data portal and a good run
-    on a site where 2 % of the URLs are datasets."""
+    on a site where 2 % of the URLs are datasets.
+
+    Before a drought ends the crawl, the engine takes one last look per drought (``looked`` /
+    ``note_look``): the best links still waiting in the parts of the site that paid before. A crawl that
+    wandered into news pagers and tag archives while a leaf category's "page 2" waited finds its way back;
+    one that is done spends a few dozen requests more."""
 
     def __init__(self, min_pages: int = 300, expected: float = 30.0) -> None:
         self.min_pages = min_pages
@@ -70,6 +82,13 @@ class DroughtStop:
         self._pages_at_last_progress = 0
         self._pages = 0
         self._targets = 0
+        self._looked_at = -1  # the drought (by the page of its last progress) that had its last look
+
+    def looked(self) -> bool:
+        return self._looked_at == self._pages_at_last_progress
+
+    def note_look(self) -> None:
+        self._looked_at = self._pages_at_last_progress
 
     def update(self, pages: int, targets: int, promising: bool = False) -> None:
         self._pages, self._targets = pages, targets
@@ -102,7 +121,7 @@ class DroughtStop:
     def state(self) -> dict:
         return {"last_targets": self._last_targets, "pages_at_last_target": self._pages_at_last_target,
                 "pages_at_last_progress": self._pages_at_last_progress, "pages": self._pages,
-                "targets": self._targets}
+                "targets": self._targets, "looked_at": self._looked_at}
 
     def restore(self, state: dict) -> None:
         self._last_targets = state["last_targets"]
@@ -110,6 +129,7 @@ class DroughtStop:
         self._pages_at_last_progress = state["pages_at_last_progress"]
         self._pages = state["pages"]
         self._targets = state["targets"]
+        self._looked_at = state.get("looked_at", -1)
 
 
 def make_stopper(rule: str, config) -> EarlyStopping | DroughtStop:

@@ -44,6 +44,8 @@ _STRUCTURAL = ("start_url", "policy", "ngram", "dim_log2", "hash_width", "hash_p
 # Saving a checkpoint grows with the frontier; spacing them by this multiple of the last save's duration
 # keeps its share of the crawl's time under 5 % however large the frontier gets.
 _CHECKPOINT_SHARE = 20
+# Links crawled as a drought's last look before early stopping ends the crawl.
+_LAST_LOOK = 30
 # A predicted target that turns out to be an HTML page is read for links; this bounds that nesting.
 _MAX_NESTING = 3
 
@@ -177,6 +179,7 @@ class Crawler:
         self._awaiting = 0
         self._last_host: str | None = None
         self._checkpoint_due = False
+        self._last_look: set[int] = set()  # links of a drought's last look not sent yet (they are parked)
         self.outcomes: Counter[str] = Counter()
         # URL classifier prediction -> what the GET found ("HTML->target" …), for reports.
         self.confusion: Counter[str] = Counter()
@@ -323,7 +326,9 @@ class Crawler:
 
     def _next_link(self) -> int | None:
         if self._parked:  # pages parked by an interruption come first; the policy never hears of them again
-            return self._parked.pop()
+            link_id = self._parked.pop()
+            self._last_look.discard(link_id)
+            return link_id
         link_id = self.recrawl.next(len(self.policy) > 0)
         return link_id if link_id is not None else self.policy.next()
 
@@ -354,9 +359,24 @@ class Crawler:
             if done is not None:
                 self._complete(*done)
 
+    def _early_stop(self) -> bool:
+        """Whether early stopping ends the crawl now. A drought gets one last look first: the links the
+        policy rates best among those left are crawled before the crawl is judged done."""
+        if not (self.config.early_stopping and self.early.should_stop):
+            return False
+        if self._last_look:
+            return False  # its links are still to be sent
+        if self.early.looked():
+            return True
+        self.early.note_look()
+        links = self.policy.last_look(_LAST_LOOK)
+        self._last_look = set(links)
+        self._parked.extend(reversed(links))  # the best first
+        return not links
+
     def _idle_reason(self) -> str:
         """Why nothing could be sent with nothing in flight."""
-        if self.config.early_stopping and self.early.should_stop:
+        if self._early_stop():
             return self.early.reason
         if self.budget.requests >= self.budget.max_requests:
             raise BudgetExhausted("request budget spent")
@@ -418,7 +438,7 @@ class Crawler:
         return (self._held is None and not self._checkpoint_due
                 and self.pool.in_flight < self.pool.size
                 and (self._last_host is None or self.pool.can_send(self._last_host))
-                and not (self.config.early_stopping and self.early.should_stop)
+                and not self._early_stop()
                 and self.budget.requests + self.pool.in_flight < self.budget.max_requests
                 and self.budget.bytes < self.budget.max_bytes
                 and not (self.policy.sequential and self._awaiting))

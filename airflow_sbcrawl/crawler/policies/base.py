@@ -50,6 +50,11 @@ class Policy:
         datasets, not in a drought. Policies without such a notion say no."""
         return False
 
+    def last_look(self, limit: int) -> list[int]:
+        """Up to ``limit`` links taken out of the frontier, the most promising by what the policy learnt,
+        crawled before early stopping ends a drought. Policies without such a notion give none."""
+        return []
+
     def __len__(self) -> int:
         raise NotImplementedError
 

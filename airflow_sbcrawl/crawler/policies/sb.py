@@ -277,6 +277,23 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     def promising(self) -> bool:
         return self._last_surplus > 0
 
+    def last_look(self, limit: int) -> list[int]:
+        """Links of the templates that paid (credit above zero) and still hold some, one of each in turn,
+        the best template first: what a drought spent on unpaid parts of the site may have passed over."""
+        n = len(self._sub_templates)
+        means = self.sub_bandit.means[:n]
+        paid = np.flatnonzero((self.sub_bandit.rewarded[:n] > 0) & (means > 0) & (self._sub_sizes[:n] > 0))
+        order = [int(sub) for sub in paid[np.argsort(-means[paid], kind="stable")]]
+        links: list[int] = []
+        while order and len(links) < limit:
+            for sub in order[: limit - len(links)]:
+                links.append(self._queues[sub].pop(self._rng))
+                self._sub_sizes[sub] -= 1
+                self._sizes[self._sub_action[sub]] -= 1
+                self._total -= 1
+            order = [sub for sub in order if self._sub_sizes[sub] > 0]
+        return links
+
     def __len__(self) -> int:
         return self._total + sum(len(ids) for _, _, ids in self._revealed)
 
