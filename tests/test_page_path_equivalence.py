@@ -22,7 +22,7 @@ from airflow_sbcrawl.crawler.frontier import LeveledQueue
 from airflow_sbcrawl.crawler.html import PageLink, extract_links
 from airflow_sbcrawl.crawler.robots import RobotsRules
 from airflow_sbcrawl.crawler.tagpath import TagPathVectorizer
-from airflow_sbcrawl.crawler.urls import _SKIPPED_SCHEMES, InvalidURL, Scope, extension, normalize, resolve
+from airflow_sbcrawl.crawler.urls import _SKIPPED_SCHEMES, InvalidURL, Scope, extension, host_of, normalize, resolve
 
 _PROFILES = ["sim:portal", "sim:large", "sim:deep"]
 
@@ -132,6 +132,7 @@ def test_resolution_scope_and_extension_match_the_url_parsing_ones(saved_sites):
         assert (url in scope) == in_scope, url
         segment = parts.path.rsplit("/", 1)[-1]
         assert extension(url) == (segment.rsplit(".", 1)[-1].lower() if "." in segment else ""), url
+        assert host_of(url) == parts.netloc, url
         checked += 1
     assert checked > 500
 

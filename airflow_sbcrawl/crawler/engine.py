@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from email.message import Message
-from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -34,7 +33,7 @@ from airflow_sbcrawl.crawler.pool import FetchPool
 from airflow_sbcrawl.crawler.recrawl import Recrawl
 from airflow_sbcrawl.crawler.robots import RobotsRules
 from airflow_sbcrawl.crawler.sinks import Sink
-from airflow_sbcrawl.crawler.urls import Scope, extension, resolve
+from airflow_sbcrawl.crawler.urls import Scope, extension, host_of, resolve
 
 log = logging.getLogger(__name__)
 
@@ -445,7 +444,7 @@ class Crawler:
 
     def _job(self, link_id: int, owner: _Work | None, *, target: bool = False, nesting: int = 0) -> _Job:
         url = self.links.urls[link_id]
-        return _Job(link_id, link_id, url, urlsplit(url).netloc, target, owner, nesting)
+        return _Job(link_id, link_id, url, host_of(url), target, owner, nesting)
 
     def _queue_job(self, job: _Job, first: bool = False) -> None:
         jobs = self._queue.setdefault(job.host, deque())
@@ -523,7 +522,7 @@ class Crawler:
             self.outcomes["redirect disallowed by robots.txt"] += 1
             return None
         self._hops.add(target)
-        return replace(job, url=target, host=urlsplit(target).netloc, hops=job.hops + 1)
+        return replace(job, url=target, host=host_of(target), hops=job.hops + 1)
 
     def _page_fetched(self, job: _Job, resp: Response) -> int | None:
         """Algorithm 4 for a page (or a known dataset a page listed); the reward, or None when the page

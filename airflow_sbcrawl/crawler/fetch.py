@@ -125,11 +125,13 @@ class Fetcher:
 
     def _proxy(self, url: str) -> str | None:
         """The proxy a request for ``url`` goes through (HTTP_PROXY / HTTPS_PROXY, unless NO_PROXY)."""
-        scheme, host = url.split("://", 1)[0], urlsplit(url).netloc
-        key = f"{scheme}://{host}"
+        end = url.find("/", url.find("//") + 2)
+        key = url if end < 0 else url[:end]  # scheme://host, without parsing the URL again
         if key not in self._proxies_by_host:
-            bypass = "no" in self._env_proxies and urllib.request.proxy_bypass_environment(host, self._env_proxies)
-            self._proxies_by_host[key] = None if bypass else self._env_proxies.get(scheme)
+            parts = urlsplit(url)
+            bypass = "no" in self._env_proxies and urllib.request.proxy_bypass_environment(parts.netloc,
+                                                                                          self._env_proxies)
+            self._proxies_by_host[key] = None if bypass else self._env_proxies.get(parts.scheme)
         return self._proxies_by_host[key]
 
     # -- politeness ------------------------------------------------------------------------------------

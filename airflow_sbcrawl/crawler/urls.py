@@ -73,6 +73,12 @@ def _resolve_uncached(base: str, href: str) -> str | None:
         return None
 
 
+def host_of(url: str) -> str:
+    """The host (with its port) of a normalized URL: ``urlsplit(url).netloc`` without parsing all of it,
+    which the engine would do for every link it queues."""
+    return url.split("/", 3)[2]
+
+
 def resolve(base: str, href: str) -> str | None:
     """Absolute normalised URL of a link, or None for links that are not web pages (mailto:, tel:, …).
 
