@@ -31,8 +31,9 @@ def finite_tiny():
     return site, site_truth(site)
 
 
-@pytest.mark.parametrize("policy", ["focused", "tp-off", "bfs", "dfs", "random", "sb-oracle"])
-def test_baseline_finds_every_target_of_tiny_with_unlimited_budget(policy, finite_tiny, tmp_path):
+def crawl_to_the_end(policy: str, finite_tiny, tmp_path):
+    """A crawl of the finite tiny site with an unlimited budget: the crawler, its summary, and the URLs the
+    server answered a GET with 200. The crawl must end by exhausting its frontier."""
     site, truth = finite_tiny
     with SimServer(site) as server, proxied(server):
         crawler = make_crawler(site, truth, CrawlSpec("tiny", 0, policy, 0, 0, 10**9), str(tmp_path))
@@ -42,6 +43,12 @@ def test_baseline_finds_every_target_of_tiny_with_unlimited_budget(policy, finit
     assert summary.stop_reason.startswith("frontier exhausted")
     assert truth.targets > 20
     assert set(truth.target_sizes) <= served
+    return crawler, summary
+
+
+@pytest.mark.parametrize("policy", ["focused", "tp-off", "bfs", "dfs", "random", "sb-oracle"])
+def test_baseline_finds_every_target_of_tiny_with_unlimited_budget(policy, finite_tiny, tmp_path):
+    crawl_to_the_end(policy, finite_tiny, tmp_path)
 
 
 def _link(i: int, url: str, anchor: str = "", depth: int = 2, tag_path: str = "html body a") -> NewLink:

@@ -18,7 +18,7 @@ from airflow_sbcrawl.crawler.policies.online import hashed, tokens
 from airflow_sbcrawl.crawler.policies.tres import TreeFrontier, TresPolicy, keyword_in_anchor, seeded_classifier
 from airflow_sbcrawl.sim import SimServer
 from airflow_sbcrawl.sim.profiles import get_profile
-from tests.test_baselines import FiniteSite
+from tests.test_baselines import FiniteSite, crawl_to_the_end
 
 BASELINES = ["tres", "anthelion"]
 
@@ -31,15 +31,8 @@ def finite_tiny():
 
 @pytest.mark.parametrize("policy", BASELINES)
 def test_finds_every_target_of_tiny_with_unlimited_budget(policy, finite_tiny, tmp_path):
-    site, truth = finite_tiny
-    with SimServer(site) as server, proxied(server):
-        crawler = make_crawler(site, truth, CrawlSpec("tiny", 0, policy, 0, 0, 10**9), str(tmp_path))
-        crawler.on_progress = None  # no benchmark stop: the crawl must end on its own
-        summary = crawler.run()
-        served = {e.url for e in server.log if e.method == "GET" and e.status == 200}
-    assert summary.stop_reason.startswith("frontier exhausted")
-    assert truth.targets > 20
-    assert set(truth.target_sizes) <= served
+    crawler, summary = crawl_to_the_end(policy, finite_tiny, tmp_path)
+    _, truth = finite_tiny
     assert summary.targets == truth.targets
     assert crawler.policy.describe()  # it says something about what it learnt
 
