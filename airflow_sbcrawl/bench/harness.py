@@ -23,6 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from airflow_sbcrawl.bench import heldout
+
 DEV_PROFILES = ("dev-archive", "dev-catalogue", "dev-hubs", "dev-multilingual", "dev-deep-tree", "dev-buried")
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -50,7 +52,9 @@ class HarnessRun:
 def _eval_modules(eval_dir: Path):
     if str(eval_dir) not in sys.path:
         sys.path.insert(0, str(eval_dir))
-    return importlib.import_module("sitegen"), importlib.import_module("oracle_tree")
+    sitegen = importlib.import_module("sitegen")
+    heldout.register(sitegen)
+    return sitegen, importlib.import_module("oracle_tree")
 
 
 def _sbcrawl() -> str:
@@ -71,8 +75,9 @@ def run_one(eval_dir: Path, profile: str, seed: int, policy: str, scale: float, 
     cmd = (f"{_sbcrawl()} crawl {{start_url}} --out {{outdir}} --max-requests {{budget}} --delay 0 --quiet"
            f" --no-report{policy_arg} {extra_args}").strip()
     subprocess.run(
-        [sys.executable, str(eval_dir / "evaluate.py"), "--profile", profile, "--seed", str(seed),
-         "--scale", str(scale), "--cmd", cmd, "--budget", str(budget), "--timeout", str(timeout),
+        [sys.executable, "-m", "airflow_sbcrawl.bench.evaluate_launcher", str(eval_dir),
+         "--profile", profile, "--seed", str(seed), "--scale", str(scale), "--cmd", cmd,
+         "--budget", str(budget), "--timeout", str(timeout),
          "--outdir", str(outdir), "--verify-glob", f"{outdir}/objects/*", "--json", str(result_json),
          "--grace", "0.2"],
         check=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, cwd=eval_dir)
@@ -163,7 +168,9 @@ def summarise(runs: list[HarnessRun], policies: Sequence[str], budget_factor: fl
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="sbcrawl bench harness", description=__doc__.split("\n\n")[0])
     ap.add_argument("--eval-dir", type=Path, default=_REPO.parent / "shared" / "eval")
-    ap.add_argument("--profiles", default=",".join(DEV_PROFILES))
+    ap.add_argument("--profiles", default="dev",
+                    help="comma-separated profile names; 'dev' = the harness's development profiles, "
+                         "'held-out' = ours in bench/heldout.py")
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--budget-factor", type=float, default=1.5, help="budget = this x the site's URLs")
@@ -180,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sbcrawl bench harness: no evaluate.py in {eval_dir} (set --eval-dir)", file=sys.stderr)
         return 2
     policies = [p for p in args.policies.split(",") if p]
-    combos = [(p, int(s), pol) for p in args.profiles.split(",") for s in args.seeds.split(",") for pol in policies]
+    groups = {"dev": DEV_PROFILES, "held-out": heldout.HELD_OUT}
+    profiles = [name for p in args.profiles.split(",") if p for name in groups.get(p, (p,))]
+    combos = [(p, int(s), pol) for p in profiles for s in args.seeds.split(",") for pol in policies]
     runs: list[HarnessRun] = []
     with tempfile.TemporaryDirectory(prefix="sbcrawl-harness-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(run_one, eval_dir, p, s, pol, args.scale, args.budget_factor, Path(tmp),
