@@ -167,6 +167,23 @@ def test_drought_stop_is_relative_to_the_crawls_own_rate():
     assert 10_000 + 12_000 <= page <= 10_000 + 12_100
 
 
+def test_drought_stop_waits_a_share_of_the_crawl_before_it():
+    def first_stop(share: float) -> int | None:
+        stop = DroughtStop(min_pages=300, expected=30, share=share)
+        for page in range(1, 8001):  # a rich section (2 a page), then one target every 400 pages
+            stop.update(page, 2 * page if page <= 2000 else 4000 + (page - 2000) // 400)
+            if stop.should_stop:
+                return page
+        return None
+
+    assert first_stop(0.0) == 2300  # sized by the rich section's rate alone: the sparse rest is lost
+    assert first_stop(0.5) is None
+    stop = DroughtStop(min_pages=300, expected=30, share=0.5)
+    for page in range(1, 4001):  # everything in the first 2,000 pages, then nothing
+        stop.update(page, 2 * min(page, 2000))
+    assert stop.window() == 1000 and stop.should_stop
+
+
 def test_drought_stop_never_judges_a_crawl_that_found_nothing_yet():
     stop = DroughtStop(min_pages=300, expected=30)
     for page in range(1, 50_001):

@@ -46,13 +46,15 @@ class CrawlConfig:
     # Online URL classifier (§3.3): batch size b, first batch labelled by HEAD requests.
     batch_size: int = 10
 
-    # Early stopping. "drought" (the default): stop after max(es_min_pages, es_expected / rate) pages without
-    # a new target, rate being the crawl's own targets per page. "paper" (§4.8, the paper's variant's
-    # default): every v pages, EMA (decay gamma) of the target slope below epsilon kappa times.
+    # Early stopping. "drought" (the default): stop after max(es_min_pages, es_expected / rate, es_share x
+    # pages so far) pages without a new target, rate being the crawl's own targets per page. "paper" (§4.8,
+    # the paper's variant's default): every v pages, EMA (decay gamma) of the target slope below epsilon
+    # kappa times.
     early_stopping: bool = True
     stop_rule: str = ""  # "" = the policy's own: "drought" for the default policy, "paper" for the others
     es_min_pages: int = 300
     es_expected: float = 30.0
+    es_share: float = 0.5
     es_window: int = 1000
     es_epsilon: float = 0.2
     es_decay: float = 0.05
@@ -133,6 +135,8 @@ class CrawlConfig:
             raise ConfigError(f"stop_rule must be drought or paper, got {self.stop_rule!r}")
         if self.es_expected <= 0:
             raise ConfigError(f"es_expected must be > 0, got {self.es_expected!r}")
+        if not 0 <= self.es_share <= 10:
+            raise ConfigError(f"es_share must be between 0 and 10, got {self.es_share!r}")
         if self.policy not in POLICIES:
             raise ConfigError(f"policy must be one of {', '.join(POLICIES)}; got {self.policy!r}")
         if not self.target_mime_types:

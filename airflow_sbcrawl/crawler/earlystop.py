@@ -69,14 +69,22 @@ class DroughtStop:
     An absolute threshold cannot do both: 0.2 targets a page is a drought on a data portal and a good run
     on a site where 2 % of the URLs are datasets.
 
+    The window is also at least ``share`` of the pages crawled up to the last progress. The average rate is
+    set by the part of the site that paid first: once a rich section (a downloads list, a table tree) is
+    exhausted, the datasets left may be sparse (files linked from one news article in twenty), and a
+    window sized for the rich section ends the crawl with half of them never seen. A drought as long as
+    half the crawl before it is evidence whatever the site's layout; a finished crawl pays for it with at
+    most that share of the requests it already spent.
+
     Before a drought ends the crawl, the engine takes one last look per drought (``looked`` /
     ``note_look``): the best links still waiting in the parts of the site that paid before. A crawl that
     wandered into news pagers and tag archives while a leaf category's "page 2" waited finds its way back;
     one that is done spends a few dozen requests more."""
 
-    def __init__(self, min_pages: int = 300, expected: float = 30.0) -> None:
+    def __init__(self, min_pages: int = 300, expected: float = 30.0, share: float = 0.5) -> None:
         self.min_pages = min_pages
         self.expected = expected
+        self.share = share
         self._last_targets = 0
         self._pages_at_last_target = 0
         self._pages_at_last_progress = 0
@@ -105,7 +113,7 @@ class DroughtStop:
             # Only the budget ends such a crawl.
             return sys.maxsize
         rate = self._targets / max(self._pages_at_last_target, 1)
-        return max(self.min_pages, int(self.expected / rate))
+        return max(self.min_pages, int(self.expected / rate), int(self.share * self._pages_at_last_progress))
 
     @property
     def should_stop(self) -> bool:
@@ -116,7 +124,8 @@ class DroughtStop:
         rate = self._targets / max(self._pages_at_last_target, 1)
         return (f"early stopping: no new target and no promising page in the last "
                 f"{self._pages - self._pages_at_last_progress} pages, where the crawl's own rate ({rate:.3g} "
-                f"targets per page up to its last target) would have found {self.expected:g} targets")
+                f"targets per page up to its last target) would have found {self.expected:g} targets, and at least "
+                f"{self.share:g} of the pages crawled before")
 
     def state(self) -> dict:
         return {"last_targets": self._last_targets, "pages_at_last_target": self._pages_at_last_target,
@@ -135,4 +144,4 @@ class DroughtStop:
 def make_stopper(rule: str, config) -> EarlyStopping | DroughtStop:
     if rule == "paper":
         return EarlyStopping(config.es_window, config.es_epsilon, config.es_decay, config.es_patience)
-    return DroughtStop(config.es_min_pages, config.es_expected)
+    return DroughtStop(config.es_min_pages, config.es_expected, config.es_share)
