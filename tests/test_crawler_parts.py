@@ -16,6 +16,7 @@ from airflow_sbcrawl.crawler.config import ConfigError, CrawlConfig
 from airflow_sbcrawl.crawler.earlystop import EarlyStopping
 from airflow_sbcrawl.crawler.frontier import LinkTable, RandomBag
 from airflow_sbcrawl.crawler.html import extract_links
+from airflow_sbcrawl.crawler.mimes import TARGET_MIME_TYPES, dataset_extensions
 from airflow_sbcrawl.crawler.policies import NewLink
 from airflow_sbcrawl.crawler.policies.sb import SleepingBanditPolicy
 from airflow_sbcrawl.crawler.tagpath import TagPathVectorizer
@@ -157,6 +158,17 @@ def test_url_classifier_learns_from_batches_and_restores():
     copy = UrlClassifier(batch_size=10)
     copy.restore(json.loads(json.dumps(clf.state())), clf.arrays()["classifier_coef"])
     assert np.array_equal(copy.predict([u for u, _ in test]), clf.predict([u for u, _ in test]))
+
+
+def test_a_dataset_extension_makes_a_target_before_the_model_met_one():
+    urls = ["http://s.example/IMG/xlsx/catalogue-9804.xlsx", "http://s.example/data/prices.CSV?v=2",
+            "http://s.example/notes.txt", "http://s.example/news/prices-2024"]
+    young = UrlClassifier(batch_size=10)
+    assert young.predict(urls).tolist() == [HTML] * 4  # a model with no label yet calls everything a page
+    prior = UrlClassifier(batch_size=10, dataset_extensions=dataset_extensions(TARGET_MIME_TYPES))
+    assert prior.predict(urls).tolist() == [TARGET, TARGET, HTML, HTML]
+    assert dataset_extensions(("text/csv",)) == {"csv"}  # only for the types the crawl targets
+    assert "txt" not in dataset_extensions(TARGET_MIME_TYPES)  # text/plain names pages as often as files
 
 
 def test_sb_policy_round_trips_through_checkpoint_arrays():

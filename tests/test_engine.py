@@ -118,3 +118,28 @@ def test_hostile_site_is_survived(sim_server, sim_proxy_env, tmp_path):
     assert busy and busy <= got
     ordinary = {u for u in site.targets if not site.disallowed(u)}
     assert len(got & ordinary) >= 0.9 * len(ordinary)
+
+
+def test_a_target_the_classifier_missed_is_credited_to_the_page_that_listed_it(
+        sim_server, sim_proxy_env, tmp_path, monkeypatch):
+    from airflow_sbcrawl.crawler.classify import UrlClassifier
+    from airflow_sbcrawl.crawler.policies.sb import CreditedBanditPolicy
+
+    # A classifier that calls every link a page: every target reaches the frontier and is found by a GET.
+    monkeypatch.setattr(UrlClassifier, "predict", lambda self, urls: [0] * len(urls))
+    calls: list[tuple[int, float]] = []
+    credit_late = CreditedBanditPolicy.credit_late
+    monkeypatch.setattr(CreditedBanditPolicy, "credit_late",
+                        lambda self, page, reward: (calls.append((page, reward)), credit_late(self, page, reward)))
+    srv = sim_server("tiny")
+    sim_proxy_env(srv)
+    site = srv.site
+    crawler, summary = crawl(site, tmp_path, max_requests=2000)
+    # Every target found by a GET of a frontier link, except those listed by the start page (no pull to
+    # credit) and those the first HEAD requests labelled (fetched with their page).
+    assert summary.targets > 10 and summary.targets / 2 <= len(calls) <= summary.targets
+    for page, reward in calls:
+        assert reward == 1
+        page_url = crawler.links.urls[page]
+        assert site.kind(page_url) == "html"
+        assert any(site.kind(u) in ("target", "redirect") for u in site.links(page_url))

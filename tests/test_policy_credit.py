@@ -289,3 +289,84 @@ def test_a_drought_gets_one_last_look_then_stops():
     restored = DroughtStop()
     restored.restore(stop.state())
     assert not restored.looked() and restored.should_stop
+
+
+FILE = "html body main div.field--name-field-attachment span.file a"
+
+
+def test_a_template_of_files_the_classifier_missed_is_drained_before_the_bandit_chooses():
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(3))
+    news = [NewLink(i, f"http://s.example/news/item-{i}", SIDEBAR, "", 1) for i in range(300)]
+    files = [NewLink(1000 + i, f"http://s.example/files/2020-0{i % 9}/table-{i}", FILE, "", 1) for i in range(40)]
+    policy.add(news + files)
+    order = []
+    while (link := policy.next()) is not None:
+        is_file = link >= 1000
+        order.append(is_file)
+        policy.outcome(link, "target" if is_file else "html")
+        policy.feedback(link, 1 if is_file else 0)
+    third = [i for i, is_file in enumerate(order) if is_file][2]
+    # Once three of its links were files, the template's 37 others come one after the other.
+    assert order[third + 1: third + 38] == [True] * 37
+    assert third < 200  # found by the bandit among 300 news links, not left for last
+
+
+def test_a_file_found_later_is_credited_to_the_page_that_listed_it():
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    policy.add([NewLink(0, "http://s.example/tables/t-1", ITEM, "", 1)])
+    page = policy.next()
+    policy.feedback(page, 0.0)
+    action = int(np.flatnonzero(policy.bandit.rewarded)[0])
+    rho = policy.rho
+    policy.credit_late(page, 3.0)
+    assert policy.bandit.means[action] == 3.0 and policy.sub_bandit.means[0] == 3.0 and policy.rho > rho
+    policy.credit_late(12345, 3.0)  # a page this policy never handed out: nothing to credit
+    assert policy.bandit.means[action] == 3.0
+    restored = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    restored.restore(json.loads(json.dumps(policy.state())), policy.arrays())
+    restored.credit_late(page, 1.0)
+    assert restored.bandit.means[action] == 4.0
+
+
+def test_the_frontier_promises_what_its_templates_pages_held():
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    site = Site(policy)
+    site.reveal(["item"] * 50 + ["sidebar"] * 50)
+    assert policy.expected_targets() == 0.0  # nothing handed out yet: no evidence
+    handed = {"item": 0, "sidebar": 0}
+    while min(handed.values()) < 10:
+        link = policy.next()
+        kind = site.kind[link]
+        handed[kind] += 1
+        # items hold 3 targets one time in two, sidebar pages never
+        policy.feedback(link, 3 * (handed["item"] % 2) if kind == "item" else 0)
+    item_targets = sum(3 * (k % 2) for k in range(1, handed["item"] + 1))
+    rate = item_targets / (handed["item"] + handed["sidebar"])  # the crawl's targets per page
+    items_left, sidebars_left = 50 - handed["item"], 50 - handed["sidebar"]
+    # Each template's own rate, shrunk towards the crawl's as if it had been given two pages more.
+    expected = (items_left * (item_targets + 2 * rate) / (handed["item"] + 2)
+                + sidebars_left * (0 + 2 * rate) / (handed["sidebar"] + 2))
+    assert policy.expected_targets() == pytest.approx(expected)
+    assert SleepingBanditPolicy(_config(policy="sb-classifier-paper"),
+                                np.random.default_rng(0)).expected_targets() == 0.0
+
+
+def test_new_links_of_a_rich_page_are_followed_before_the_bandit_chooses():
+    def after_catalogue(reward: int) -> set[int]:
+        policy = CreditedBanditPolicy(_config(), np.random.default_rng(1))
+        news = [NewLink(i, f"http://s.example/news/item-{i}", SIDEBAR, "", 1) for i in range(300)]
+        items = [NewLink(1000 + i, f"http://s.example/tables/t-{i}", ITEM, "", 1) for i in range(300)]
+        policy.add(news + items)
+        for _ in range(100):
+            link = policy.next()
+            policy.feedback(link, 5 if link >= 1000 else 0)  # table pages pay, news pages do not
+        policy.add([NewLink(500, "http://s.example/catalogue", "html body footer a", "", 1)])
+        assert policy.next() == 500  # a new action is tried at once
+        # The catalogue page: its files were fetched with it; its pager (in the sidebar's action) is new.
+        policy.add([NewLink(501 + k, f"http://s.example/catalogue?page={k + 2}", SIDEBAR, "", 2)
+                    for k in range(3)])
+        policy.feedback(500, reward)
+        return {policy.next() for _ in range(3)}
+
+    assert after_catalogue(400) == {501, 502, 503}  # 400 files: its "page 2" to "page 4" come next
+    assert not after_catalogue(1) & {501, 502, 503}  # an ordinary page: the bandit goes on with the tables

@@ -85,6 +85,9 @@ def run_one(eval_dir: Path, profile: str, seed: int, policy: str, scale: float, 
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
         shutil.copy(result_json, keep / result_json.name)
+        crawler_log = Path(data["run"].get("log") or "")
+        if crawler_log.is_file():  # the crawler's own account (its stop reason), beside the server's
+            shutil.copy(crawler_log, keep / crawler_log.name)
     crawler = data["crawler"]
     curve = crawler.get("curve") or [(0, 0)]
     last_new = max((x for x, _y in _rises(curve)), default=0)

@@ -69,6 +69,11 @@ class SleepingBandit:
         self.rewarded[action] += 1
         self.means[action] += (value - self.means[action]) / self.rewarded[action]
 
+    def add_to_mean(self, action: int, value: float) -> None:
+        """``value`` more for one of the rewards already received (it was undercounted then)."""
+        if self.rewarded[action]:
+            self.means[action] += value / self.rewarded[action]
+
     def arrays(self) -> dict[str, np.ndarray]:
         return {"bandit_counts": self.counts.copy(), "bandit_means": self.means.copy(),
                 "bandit_rewarded": self.rewarded.copy()}

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from airflow_sbcrawl.crawler.urls import extension
+
 HTML, TARGET = 0, 1
 LABEL_NAMES = ("HTML", "Target")
 
@@ -91,10 +93,15 @@ class OnlineLogisticRegression:
 
 class UrlClassifier:
     """Algorithm 2: the first ``batch_size`` labels come from HEAD requests; afterwards the model predicts,
-    and every GET outcome is a free label, trained on in batches of ``batch_size``."""
+    and every GET outcome is a free label, trained on in batches of ``batch_size``.
 
-    def __init__(self, batch_size: int = 10, seed: int = 0) -> None:
+    A URL whose extension is one of ``dataset_extensions`` is a target whatever the model says: a link is
+    labelled once, when its page is read, and a catalogue page read before the model met its first
+    ``.xlsx`` would otherwise send its 400 spreadsheets to the frontier as pages."""
+
+    def __init__(self, batch_size: int = 10, seed: int = 0, dataset_extensions: frozenset[str] = frozenset()) -> None:
         self.batch_size = batch_size
+        self.dataset_extensions = dataset_extensions
         self.model = OnlineLogisticRegression(seed=seed)
         self.initial_phase = True
         # Labels seen per class. Pages outnumber targets on most sites (10:1 and more), and an unweighted
@@ -120,7 +127,12 @@ class UrlClassifier:
             self.initial_phase = False
 
     def predict(self, urls: list[str]) -> np.ndarray:
-        return self.model.predict(urls)
+        labels = self.model.predict(urls)
+        if self.dataset_extensions:
+            for i in np.flatnonzero(labels == HTML):
+                if extension(urls[i]) in self.dataset_extensions:
+                    labels[i] = TARGET
+        return labels
 
     def state(self) -> dict:
         return {

@@ -28,6 +28,7 @@ from airflow_sbcrawl.crawler.earlystop import make_stopper
 from airflow_sbcrawl.crawler.fetch import Fetcher, Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.html import extract_links
+from airflow_sbcrawl.crawler.mimes import dataset_extensions
 from airflow_sbcrawl.crawler.policies import NewLink, Policy, make_policy
 from airflow_sbcrawl.crawler.pool import FetchPool
 from airflow_sbcrawl.crawler.recrawl import Recrawl
@@ -156,8 +157,11 @@ class Crawler:
         self.scope = Scope(config.start_url)
         self.links = LinkTable()
         self.policy: Policy = make_policy(config, self.rng, is_target=is_target)
+        # The paper's variant keeps the paper's classifier: learned from the crawl's labels alone.
+        extensions = frozenset() if config.policy == "sb-classifier-paper" else dataset_extensions(
+            config.target_mime_types)
         self.classifier = (OracleClassifier(is_target) if config.policy == "sb-oracle"
-                           else UrlClassifier(config.batch_size, seed=config.seed))
+                           else UrlClassifier(config.batch_size, seed=config.seed, dataset_extensions=extensions))
         self.early = make_stopper(config.effective_stop_rule, config)
         self.journal = ckpt.BudgetJournal(store) if store is not None else None
         self.budget = Budget(config.max_requests, config.max_bytes, self.journal,
@@ -360,13 +364,16 @@ class Crawler:
 
     def _early_stop(self) -> bool:
         """Whether early stopping ends the crawl now. A drought gets one last look first: the links the
-        policy rates best among those left are crawled before the crawl is judged done."""
+        policy rates best among those left are crawled before the crawl is judged done. Then it ends the
+        crawl only if the frontier does not promise ``es_expected`` targets more by what links of its kinds
+        gave so far: the crawl's history is dominated by the section that paid first, while thousands of
+        news articles waiting, of which one in fifty listed files, still hold datasets."""
         if not (self.config.early_stopping and self.early.should_stop):
             return False
         if self._last_look:
             return False  # its links are still to be sent
         if self.early.looked():
-            return True
+            return self.policy.expected_targets() < self.config.es_expected
         self.early.note_look()
         links = self.policy.last_look(_LAST_LOOK)
         self._last_look = set(links)
@@ -376,7 +383,8 @@ class Crawler:
     def _idle_reason(self) -> str:
         """Why nothing could be sent with nothing in flight."""
         if self._early_stop():
-            return self.early.reason
+            waiting = self.policy.expected_targets()
+            return self.early.reason + (f"; the links left promise {waiting:.1f} targets" if waiting else "")
         if self.budget.requests >= self.budget.max_requests:
             raise BudgetExhausted("request budget spent")
         if self.budget.bytes >= self.budget.max_bytes:
@@ -538,7 +546,10 @@ class Crawler:
             # A link that is itself a new target is worth one target for one request, the best any action
             # can do (Algorithm 4 gives it no reward; then targets the classifier missed teach nothing).
             self._learn(resp.url, TARGET)
-            return self._store_target(final_id, job.origin, resp)
+            reward = self._store_target(final_id, job.origin, resp)
+            if reward and job.owner is None and not job.start:
+                self.policy.credit_late(self.links.parent[job.origin], reward)
+            return reward
         if resp.kind == "unchanged":
             self._unchanged(job.origin, final_id, resp)
         elif self.recrawl.gone(job.origin, resp):

@@ -49,6 +49,42 @@ TARGET_MIME_TYPES: tuple[str, ...] = (
     "text/xml",
 )
 
+#: File extensions of datasets and the MIME type each is served as. A link ending in one of these, for a
+#: type the crawl targets, is taken for a target even before the URL classifier has seen one like it
+#: (catch-all types such as text/plain and application/octet-stream have no extension here: ``.txt`` or
+#: ``.pl`` name pages as often as files).
+DATASET_EXTENSIONS: dict[str, str] = {
+    "csv": "text/csv",
+    "tsv": "text/tab-separated-values",
+    "xls": "application/vnd.ms-excel",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "xlsm": "application/vnd.ms-excel.sheet.macroenabled.12",
+    "ods": "application/vnd.oasis.opendocument.spreadsheet",
+    "json": "application/json",
+    "xml": "application/xml",
+    "sdmx": "application/vnd.sdmx.genericdata+xml",
+    "rdf": "application/rdf+xml",
+    "zip": "application/zip",
+    "gz": "application/gzip",
+    "tgz": "application/x-gzip",
+    "tar": "application/x-tar",
+    "7z": "application/x-7z-compressed",
+    "rar": "application/vnd.rar",
+    "pdf": "application/pdf",
+    "doc": "application/msword",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "odt": "application/vnd.oasis.opendocument.text",
+    "yaml": "application/yaml",
+    "yml": "application/yaml",
+}
+
+
+def dataset_extensions(target_mime_types: tuple[str, ...]) -> frozenset[str]:
+    """The extensions of ``DATASET_EXTENSIONS`` whose type is among ``target_mime_types``."""
+    targets = set(target_mime_types)
+    return frozenset(ext for ext, mime in DATASET_EXTENSIONS.items() if mime in targets)
+
+
 #: MIME type prefixes whose responses are cut off as soon as the headers arrive.
 BLOCKED_MIME_PREFIXES: tuple[str, ...] = ("image/", "audio/", "video/")
 

@@ -40,6 +40,11 @@ class Policy:
     def feedback(self, link_id: int, reward: float) -> None:
         pass
 
+    def credit_late(self, page_id: int, reward: float) -> None:
+        """A link of page ``page_id`` (handed out by ``next`` and fed back earlier) turned out to be a target
+        the engine did not fetch with the page (the classifier called it a page then): ``reward`` more for
+        that page. Policies that do not learn from pages' rewards ignore it."""
+
     def outcome(self, link_id: int, kind: str) -> None:
         """What the GET of a link handed out by ``next`` found (html, target, redirect, blocked, other,
         error), before ``feedback``: a free label for policies that learn from it (FOCUSED)."""
@@ -54,6 +59,11 @@ class Policy:
         """Up to ``limit`` links taken out of the frontier, the most promising by what the policy learnt,
         crawled before early stopping ends a drought. Policies without such a notion give none."""
         return []
+
+    def expected_targets(self) -> float:
+        """How many targets the links waiting in the frontier should still lead to, judged by what links
+        of their kind led to so far. Policies that cannot say give 0."""
+        return 0.0
 
     def __len__(self) -> int:
         raise NotImplementedError

@@ -149,10 +149,24 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     its templates apart, and its link is drawn uniformly over the action, as the paper draws. Within a
     template, each link waits at a level given by the credit of the page it was found on, and a random
     link of the highest level goes first. The exploration bonus is scaled by rho, so alpha means the same
-    whatever the scale of the credit."""
+    whatever the scale of the credit.
+
+    Files the classifier missed. A link is labelled once, when its page is read; links read while the
+    classifier was young (a catalogue page of 400 files met in the first hundred pages) wait in the
+    frontier as pages. A template whose links handed out were nearly all files (``_FILE_SHARE`` of at
+    least ``_FILE_PULLS``) is drained before the bandit chooses: each of its links is a dataset for one
+    request, which no page can beat, and a predicted one would have been fetched at once. The page that
+    listed such a file is credited with it when it is found (``credit_late``).
+
+    Rich pages. A page that held many targets (``_RICH_TARGETS``, and several times the average credit) is
+    a catalogue page: its new links in templates never tried yet (the catalogue's own "page 2", a sibling
+    catalogue) are followed next, up to ``_FOLLOW_LINKS`` of them, before the bandit chooses. Their action
+    (a pager shared with the news, a menu) has no evidence for them, and a pager action that paid nothing
+    in the news would leave the rest of a 400-file catalogue behind tag pages."""
 
     frontier_arrays: ClassVar[dict[str, str]] = {
-        "action_sizes": "counts", "sub_lengths": "counts", "sub_ids": "ids", "sub_levels": "ids"}
+        "action_sizes": "counts", "sub_lengths": "counts", "sub_ids": "ids", "sub_levels": "ids",
+        "pulled_ids": "ids", "pulled_arms": "ids", "urgent": "ids"}
 
     def __init__(self, config: CrawlConfig, rng: np.random.Generator, name: str = "sb-classifier") -> None:
         super().__init__(config, rng, name)
@@ -170,6 +184,14 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         # Links added since the last page was handed out: revealed by that page, queued once it is credited.
         self._revealed: list[tuple[int, int, list[int]]] = []  # (action, sub-arm, link ids)
         self._last_surplus = 0.0
+        # Link handed out and fed back -> its (action, sub-arm), for credit that arrives later (credit_late).
+        self._pulled: dict[int, int] = {}
+        # Per sub-arm: links handed out whose GET was answered, and how many of those were files.
+        self._sub_answers = np.zeros(0, dtype=np.int64)
+        self._sub_files = np.zeros(0, dtype=np.int64)
+        self._sub_targets = np.zeros(0, dtype=np.float64)  # targets the pages handed out held (no surplus)
+        self._draining: list[int] = []  # sub-arms of files, in the order they were recognised
+        self._urgent: list[int] = []  # sub-arms holding links of a rich page to follow, one entry per link
 
     def _grow_frontier(self, action: int) -> None:
         while len(self._action_subs) <= action:
@@ -187,6 +209,11 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             self.sub_bandit.grow(sub + 1)
             if len(self._sub_sizes) <= sub:
                 self._sub_sizes = np.concatenate([self._sub_sizes, np.zeros(max(64, sub), dtype=np.int64)])
+            if len(self._sub_answers) <= sub:
+                extra = np.zeros(max(64, sub), dtype=np.int64)
+                self._sub_answers = np.concatenate([self._sub_answers, extra])
+                self._sub_files = np.concatenate([self._sub_files, extra])
+                self._sub_targets = np.concatenate([self._sub_targets, extra.astype(np.float64)])
         return sub
 
     def _enqueue(self, action: int, links: list[NewLink]) -> None:
@@ -196,10 +223,15 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         for template, ids in by_template.items():
             self._revealed.append((action, self._sub(action, template), ids))
 
-    def _release(self, credit: float) -> None:
+    def _release(self, credit: float, follow: bool = False) -> None:
         level = _level(credit)
         for action, sub, ids in self._revealed:
-            self._queues[sub].extend(ids, level)
+            if follow and not self.sub_bandit.counts[sub] and len(self._urgent) < _FOLLOW_LINKS:
+                # First in their template (top level), and handed out before the bandit chooses.
+                self._urgent.extend([sub] * min(len(ids), _FOLLOW_LINKS - len(self._urgent)))
+                self._queues[sub].extend(ids, _MAX_LEVEL)
+            else:
+                self._queues[sub].extend(ids, level)
             self._sub_sizes[sub] += len(ids)
             self._sizes[action] += len(ids)
             self._total += len(ids)
@@ -210,6 +242,13 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             self._release(0.0)
         if self._total == 0:
             return None
+        files = self._files_waiting()
+        if files is not None:
+            return self._hand_out(int(self._sub_action[files]), files)
+        while self._urgent:
+            sub = self._urgent.pop(0)
+            if self._sub_sizes[sub]:
+                return self._hand_out(int(self._sub_action[sub]), sub)
         scale = max(self.rho, _MIN_SCALE)
         self.bandit.scale = self.sub_bandit.scale = scale
         n_actions = len(self.actions)
@@ -224,12 +263,38 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             sizes = self._sub_sizes[subs].astype(np.float64)
             sub = int(self._rng.choice(subs, p=sizes / sizes.sum()))
             self.sub_bandit.counts[sub] += 1
+        return self._take_from(action, sub)
+
+    def _take_from(self, action: int, sub: int) -> int:
         link_id = self._queues[sub].pop(self._rng)
         self._sub_sizes[sub] -= 1
         self._sizes[action] -= 1
         self._total -= 1
         self._pending[link_id] = action * _SUB_STRIDE + sub
         return link_id
+
+    def _hand_out(self, action: int, sub: int) -> int:
+        """A pull chosen outside the bandits, counted in both as a pull of its action and sub-arm."""
+        self.bandit.steps += 1
+        self.bandit.counts[action] += 1
+        self.sub_bandit.counts[sub] += 1
+        return self._take_from(action, sub)
+
+    def _files_waiting(self) -> int | None:
+        """The first sub-arm of files that still holds links."""
+        while self._draining and not self._sub_sizes[self._draining[0]]:
+            self._draining.pop(0)
+        return self._draining[0] if self._draining else None
+
+    def outcome(self, link_id: int, kind: str) -> None:
+        pending = self._pending.get(link_id)
+        if pending is None:
+            return
+        sub = pending % _SUB_STRIDE
+        answers = self._sub_answers[sub] = self._sub_answers[sub] + 1
+        files = self._sub_files[sub] = self._sub_files[sub] + (kind == "target")
+        if _is_files(answers, files) and not _is_files(answers - 1, files - (kind == "target")):
+            self._draining.append(sub)
 
     def _awake_values(self, n_actions: int) -> np.ndarray:
         """What each action is worth now: the best of its templates that still have links, each template's
@@ -264,15 +329,43 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         pending = self._pending.pop(link_id, None)
         surplus = self.surplus()
         credit = reward + self.gamma * surplus
-        self._release(credit)
+        rich = pending is not None and reward >= max(_RICH_TARGETS, _RICH_FACTOR * self.rho)
+        self._release(credit, follow=rich)
         self._last_surplus = surplus
         if pending is None:
             return
         action, sub = divmod(pending, _SUB_STRIDE)
         self.bandit.reward(action, credit)
         self.sub_bandit.reward(sub, credit)
+        self._sub_targets[sub] += reward
+        self._pulled[link_id] = pending
         self._credited += 1
         self.rho += (credit - self.rho) / min(self._credited, _RHO_HORIZON)
+
+    def credit_late(self, page_id: int, reward: float) -> None:
+        """A target the classifier took for a page when ``page_id`` was read is still that page's: added to
+        the mean credit of its action and template as if it had been counted then. Without it, a table page
+        read while the classifier was young keeps a credit of zero for the hundreds of files it listed, and
+        its siblings wait behind news pages."""
+        pending = self._pulled.get(page_id)
+        if pending is None:  # the start page, or a page handed out by another run
+            return
+        action, sub = divmod(pending, _SUB_STRIDE)
+        self.bandit.add_to_mean(action, reward)
+        self.sub_bandit.add_to_mean(sub, reward)
+        self._sub_targets[sub] += reward
+        self.rho += reward / min(self._credited, _RHO_HORIZON)
+
+    def expected_targets(self) -> float:
+        """Each template's waiting links times the targets its pages held per page handed out so far, that
+        rate shrunk towards the crawl's own as if the crawl had given the template ``_YIELD_PRIOR_PULLS``
+        pages: a template of 8,000 news articles of which 150 were read without a file (one article in fifty
+        lists some) is not yet evidence that the other 7,850 hold none, nor is one never tried."""
+        n = len(self._sub_templates)
+        pulls, targets = self.sub_bandit.rewarded[:n], self._sub_targets[:n]
+        rate = targets.sum() / max(pulls.sum(), 1.0)
+        per_page = (targets + _YIELD_PRIOR_PULLS * rate) / (pulls + _YIELD_PRIOR_PULLS)
+        return float(self._sub_sizes[:n] @ per_page)
 
     def promising(self) -> bool:
         return self._last_surplus > 0
@@ -315,6 +408,11 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             "sub_lengths": np.array([len(q) for q in self._queues], dtype=np.int64),
             "sub_ids": np.concatenate([p[0] for p in parts] or [empty[0]]),
             "sub_levels": np.concatenate([p[1] for p in parts] or [empty[1]]),
+            "sub_answers": self._sub_answers.copy(), "sub_files": self._sub_files.copy(),
+            "sub_targets": self._sub_targets.copy(),
+            "pulled_ids": np.fromiter(self._pulled.keys(), dtype=np.int64, count=len(self._pulled)),
+            "pulled_arms": np.fromiter(self._pulled.values(), dtype=np.int64, count=len(self._pulled)),
+            "urgent": np.array(self._urgent, dtype=np.int64),
         }
 
     def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
@@ -346,6 +444,18 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self.rho = float(state["rho"])
         self._credited = int(state["credited"])
         self._revealed = []
+        empty = np.zeros(0, dtype=np.int64)  # absent from checkpoints written before late credit
+        n_subs = len(self._sub_sizes)
+        self._sub_answers, self._sub_files = np.zeros(n_subs, dtype=np.int64), np.zeros(n_subs, dtype=np.int64)
+        self._sub_targets = np.zeros(n_subs)
+        for name, target in (("sub_answers", self._sub_answers), ("sub_files", self._sub_files),
+                             ("sub_targets", self._sub_targets)):
+            saved = arrays.get(name, empty)[: len(self._sub_templates)]  # saved arrays are padded
+            target[: len(saved)] = saved
+        self._draining = [int(sub) for sub in np.flatnonzero(_is_files(self._sub_answers, self._sub_files))]
+        self._urgent = arrays.get("urgent", empty).tolist()
+        self._pulled = dict(zip(arrays.get("pulled_ids", empty).tolist(), arrays.get("pulled_arms", empty).tolist(),
+                                strict=True))
 
 
 def url_template(url: str) -> str:
@@ -379,6 +489,22 @@ _MAX_LEVEL = 120
 _RHO_HORIZON = 500
 # The bonus scale before any credit was seen, and its floor on sites where nearly nothing pays.
 _MIN_SCALE = 0.05
+
+
+# What a template's pages held is shrunk towards the crawl's rate as if the crawl had given it this many.
+_YIELD_PRIOR_PULLS = 2.0
+# A page is rich when it held this many targets and this many times the average credit of a page.
+_RICH_TARGETS = 10
+_RICH_FACTOR = 3.0
+# At most this many new links of rich pages wait to be followed before the bandit chooses.
+_FOLLOW_LINKS = 20
+# A template is drained as files once at least this many of its links were answered, this share of them files.
+_FILE_PULLS = 3
+_FILE_SHARE = 0.9
+
+
+def _is_files(answers, files):
+    return (answers >= _FILE_PULLS) & (files >= _FILE_SHARE * answers)
 
 
 def _level(credit: float) -> int:
