@@ -147,3 +147,21 @@ def test_labels_lose_their_footnote_marks_as_with_the_pattern_alone():
             text = _LEADER.sub("", text)
         assert _clean_label(label) == " ".join(text.split()), label
     assert _clean_label("Persons²") == "Persons" and _clean_label("Men [a]") == "Men"
+
+
+def test_class_probabilities_of_a_long_sheet_equal_the_matrix_product():
+    # a sheet long enough for @ to go to BLAS's threads, which the classifier avoids
+    from airflow_sbcrawl.tables.classifier import default_classifier
+    from airflow_sbcrawl.tables.features import sheet_features
+
+    rng = np.random.default_rng(4)
+    rows = [["Table 1. Things", "", ""], ["Item", "2020", "2021"]]
+    rows += [[f"item {k}", str(int(rng.integers(0, 9999))), f"{rng.random() * 100:.1f}"] for k in range(1500)]
+    clf = default_classifier()
+    feats = sheet_features(rows)
+    z = ((feats - clf.mean_) / clf.scale_) @ clf.coef_.T + clf.intercept_
+    expected = np.exp(z - z.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    got = clf._proba(feats)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
+    assert (got.argmax(axis=1) == expected.argmax(axis=1)).all()
