@@ -3,6 +3,8 @@
 import gzip
 import json
 
+import pytest
+
 from airflow_sbcrawl.tables import bench, devset
 
 from .test_tables_detect import SHEET
@@ -80,3 +82,17 @@ def test_bench_says_when_data_is_absent(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv(bench.ENV_VAR, str(tmp_path / "nope.jl.gz"))
     assert bench.main([]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_large_sheets_are_timed_over_repeated_runs(tmp_path, capsys):
+    path = tmp_path / "tiny.jl.gz"
+    _write(path)
+    sheets = bench.load_sheets(path)
+    res = bench._print_large(sheets, bench.default_classifier(), None, sizes=(200,))
+    out = capsys.readouterr().out
+    assert "median" in out and "min" in out
+    (timing,) = res.values()
+    assert timing["cells"] >= 200
+    assert timing["repeats"] == 15
+    assert 0 < timing["ms_min"] <= timing["ms"]
+    assert timing["us_per_cell"] == pytest.approx(timing["ms"] * 1000 / timing["cells"])
