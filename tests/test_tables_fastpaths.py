@@ -165,3 +165,33 @@ def test_class_probabilities_of_a_long_sheet_equal_the_matrix_product():
     got = clf._proba(feats)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
     assert (got.argmax(axis=1) == expected.argmax(axis=1)).all()
+
+
+def _guess_decimal_cell_by_cell(cells, limit=5000):
+    """The definition: every cell up to ``limit``, stripped and without spaces, votes by the first hint it matches."""
+    from airflow_sbcrawl.tables.values import _DECIMAL_COMMA_HINT, _DECIMAL_DOT_HINT
+
+    comma = dot = 0
+    for cell in list(cells)[:limit]:
+        cleaned = cell.strip().replace(" ", "")
+        if _DECIMAL_COMMA_HINT.match(cleaned):
+            comma += 1
+        elif _DECIMAL_DOT_HINT.match(cleaned):
+            dot += 1
+    if comma == dot == 0:
+        return None
+    return "," if comma > dot else "."
+
+
+def test_decimal_vote_counts_every_cell_as_the_cell_by_cell_vote_does():
+    from airflow_sbcrawl.tables.values import guess_decimal
+
+    rng = np.random.default_rng(7)
+    pieces = ["1", "23", "456", "7890", ",", ".", " ", "-", "+", "\n", "a", "\u00a0", "12,5", "3.25", "1.234,5",
+              "1,234.5", "1,234", "\t", "(", ")"]
+    for trial in range(400):
+        n = int(rng.integers(0, 40))
+        cells = ["".join(rng.choice(pieces, size=int(rng.integers(0, 5)))) for _ in range(n)]
+        limit = int(rng.integers(0, 45))
+        assert guess_decimal(cells, limit) == _guess_decimal_cell_by_cell(cells, limit), (cells, limit)
+        assert guess_decimal(iter(cells)) == _guess_decimal_cell_by_cell(cells), cells
