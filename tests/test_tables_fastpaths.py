@@ -83,7 +83,8 @@ def test_run_sums_on_a_long_column_and_short_runs():
 
 TEXTS = ["3929214.0", "-12", "+7", "4.5", "1,234", "1,234.5", "01,234", "12,34", "1,2345", "1.234,5", "1e5", ".5",
          "1.", "1_000", "(D)", "..", "-", "x", "\\1", "(1)", "²", "76.3±1.2", "10-14", "(1,234)", "1 234", "٣٤",
-         "12%", "$5", "2008", "2008.0", "Total", "NA", "0", "-0", "00012", "1,23,456"]
+         "12%", "$5", "2008", "2008.0", "Total", "NA", "0", "-0", "00012", "1,23,456", "[a]", "[1]", "(X)", "n/a",
+         "N.A.", "x", "X", "Total \\1", "See notes:", "\u2013", "\u00dcber", "[abcd]", "(a)", "*", "**", "c", "Np"]
 
 
 def test_cell_kinds_read_every_text_as_parse_value_does():
@@ -93,7 +94,7 @@ def test_cell_kinds_read_every_text_as_parse_value_does():
         for text, kind, value in zip(TEXTS, kinds[0].tolist(), values[0].tolist(), strict=True):
             parsed = parse_value(text, decimal)
             if kind == MARK:
-                assert text in ("\\1", "(1)", "²"), text
+                assert text in ("\\1", "(1)", "²", "[a]", "[1]"), text
             elif parsed.status == "ok":
                 assert (kind, value) == (NUMBER, parsed.value), (text, decimal)
             else:
@@ -195,3 +196,51 @@ def test_decimal_vote_counts_every_cell_as_the_cell_by_cell_vote_does():
         limit = int(rng.integers(0, 45))
         assert guess_decimal(cells, limit) == _guess_decimal_cell_by_cell(cells, limit), (cells, limit)
         assert guess_decimal(iter(cells)) == _guess_decimal_cell_by_cell(cells), cells
+
+
+def _total_columns_by_loop(values: np.ndarray, max_run: int = 20, share: float = 0.8) -> list[int]:
+    """The definition: every column, side and run length, each number's tolerance from its last digit."""
+    if values.ndim != 2 or values.shape[1] < 3 or values.shape[0] < 2:
+        return []
+    n = values.shape[1]
+    present = ~np.isnan(values)
+    lines = present & (values != 0)
+    unit = 1.01 * _last_digit(values)
+    zero = np.zeros((len(values), 1))
+    csum = np.concatenate([zero, np.cumsum(np.where(present, values, 0.0), axis=1)], axis=1)
+    out = []
+    for j in range(n):
+        if lines[:, j].sum() < 2:
+            continue
+        for k in range(2, min(max_run, n - 1) + 1):
+            for lo, hi in ((j + 1, j + 1 + k), (j - k, j)):
+                if lo < 0 or hi > n:
+                    continue
+                hits = sum(
+                    1 for i in range(len(values))
+                    if lines[i, j] and present[i, lo:hi].all()
+                    and abs((csum[i, hi] - csum[i, lo]) - values[i, j]) <= unit[i, j] * (k + 1) / 2
+                )
+                if hits >= share * lines[:, j].sum() and j not in out:
+                    out.append(j)
+    return sorted(out)
+
+
+def test_total_columns_equal_the_loop_over_columns_and_runs():
+    from airflow_sbcrawl.tables.detect import total_columns
+
+    rng = np.random.default_rng(11)
+    found = 0
+    for trial in range(300):
+        rows, cols = int(rng.integers(2, 12)), int(rng.integers(3, 9))
+        parts = np.round(rng.exponential(50, (rows, cols)), int(rng.integers(0, 3)))
+        k = int(rng.integers(2, cols))
+        at = int(rng.integers(0, cols - k))
+        parts[:, at] = parts[:, at + 1 : at + 1 + k].sum(axis=1) + rng.choice([0, 0, 0, 0.1, 1], size=rows)
+        if rng.random() < 0.3:
+            parts[rng.random(parts.shape) < 0.2] *= -1
+        parts[rng.random(parts.shape) < 0.03] = np.nan
+        expected = _total_columns_by_loop(parts)
+        assert total_columns(parts) == expected, parts
+        found += bool(expected)
+    assert found > 50  # the sums planted are found, not only columns that are no sum
