@@ -96,3 +96,22 @@ def test_large_sheets_are_timed_over_repeated_runs(tmp_path, capsys):
     assert timing["repeats"] == 15
     assert 0 < timing["ms_min"] <= timing["ms"]
     assert timing["us_per_cell"] == pytest.approx(timing["ms"] * 1000 / timing["cells"])
+
+
+def test_each_sheet_is_timed_by_its_fastest_run(tmp_path, monkeypatch):
+    path = tmp_path / "tiny.jl.gz"
+    _write(path, copies=1)
+    (sheet,) = bench.load_sheets(path)
+    calls = []
+    detect = bench.classify_and_detect
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return detect(*args, **kwargs)
+
+    monkeypatch.setattr(bench, "classify_and_detect", counted)
+    tally = bench.Tally(repeats=4)
+    tally.run(sheet, bench.default_classifier())
+    assert len(calls) == 4
+    assert len(tally.ms) == 1 and tally.ms[0] > 0
+    assert tally.truth == LABELS and len(tally.pred) == len(LABELS)  # one run's classes, not four
