@@ -198,16 +198,19 @@ def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
     """
     # A cell's vote depends on its text only: count the texts, then read each distinct one once
     counts = Counter(islice(cells, max(limit, 0)))
-    # Every hint has a separator, most cells none
-    texts = [c for c in counts if "," in c or "." in c]
-    cleaned = [c.strip().replace(" ", "") if " " in c else c.strip() for c in texts]
     # No text matches both hints (a comma hint ends in ",digits" with no dot after its comma, a dot hint
-    # the other way round): each is counted apart, its patterns mapped over the texts
-    comma = sum(map(counts.__getitem__, compress(texts, map(_COMMA_VOTE.match, cleaned))))
-    dot = sum(map(counts.__getitem__, compress(texts, map(_DOT_VOTE.match, cleaned))))
+    # the other way round): each is counted apart, over the texts holding its separator
+    comma = _votes(counts, [c for c in counts if "," in c], _COMMA_VOTE)
+    dot = _votes(counts, [c for c in counts if "." in c], _DOT_VOTE)
     if comma == dot == 0:
         return None
     return "," if comma > dot else "."
+
+
+def _votes(counts: Counter, texts: list[str], hint: re.Pattern) -> int:
+    """How many cells the texts that match ``hint`` (once stripped and without spaces) stand for."""
+    cleaned = [c.strip().replace(" ", "") if " " in c else c.strip() for c in texts]
+    return sum(map(counts.__getitem__, compress(texts, map(hint.match, cleaned))))
 
 
 class SheetCells:
