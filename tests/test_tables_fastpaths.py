@@ -190,7 +190,7 @@ def test_decimal_vote_counts_every_cell_as_the_cell_by_cell_vote_does():
     rng = np.random.default_rng(7)
     pieces = ["1", "23", "456", "7890", ",", ".", " ", "-", "+", "\n", "a", "\u00a0", "12,5", "3.25", "1.234,5",
               "1,234.5", "1,234", "\t", "(", ")"]
-    for trial in range(400):
+    for _ in range(400):
         n = int(rng.integers(0, 40))
         cells = ["".join(rng.choice(pieces, size=int(rng.integers(0, 5)))) for _ in range(n)]
         limit = int(rng.integers(0, 45))
@@ -231,7 +231,7 @@ def test_total_columns_equal_the_loop_over_columns_and_runs():
 
     rng = np.random.default_rng(11)
     found = 0
-    for trial in range(300):
+    for _ in range(300):
         rows, cols = int(rng.integers(2, 12)), int(rng.integers(3, 9))
         parts = np.round(rng.exponential(50, (rows, cols)), int(rng.integers(0, 3)))
         k = int(rng.integers(2, cols))
