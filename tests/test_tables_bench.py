@@ -31,6 +31,7 @@ def test_bench_reports_per_class_and_macro_f1(tmp_path, capsys):
     assert 0.5 < result["macro_f1"] <= 1.0
     assert result["tables"]["recall"] == 1.0 and result["tables"]["precision"] == 1.0
     assert result["timing"]["us_per_cell"]["max"] >= result["timing"]["us_per_cell"]["median"] > 0
+    assert result["timing"]["runs_per_sheet"] == 3
 
 
 def test_bench_scores_composed_multi_table_sheets(tmp_path, capsys):

@@ -177,6 +177,7 @@ class Tally:
             "ms_per_sheet": _spread(self.ms),
             "us_per_cell": _spread(self.us_per_cell),
             "us_per_cell_overall": overall,
+            "runs_per_sheet": self.repeats,
         }
 
 
