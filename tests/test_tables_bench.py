@@ -3,6 +3,8 @@
 import gzip
 import json
 
+import pytest
+
 from airflow_sbcrawl.tables import bench, devset
 
 from .test_tables_detect import SHEET
@@ -29,6 +31,7 @@ def test_bench_reports_per_class_and_macro_f1(tmp_path, capsys):
     assert 0.5 < result["macro_f1"] <= 1.0
     assert result["tables"]["recall"] == 1.0 and result["tables"]["precision"] == 1.0
     assert result["timing"]["us_per_cell"]["max"] >= result["timing"]["us_per_cell"]["median"] > 0
+    assert result["timing"]["runs_per_sheet"] == 3
 
 
 def test_bench_scores_composed_multi_table_sheets(tmp_path, capsys):
@@ -80,3 +83,36 @@ def test_bench_says_when_data_is_absent(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv(bench.ENV_VAR, str(tmp_path / "nope.jl.gz"))
     assert bench.main([]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_large_sheets_are_timed_over_repeated_runs(tmp_path, capsys):
+    path = tmp_path / "tiny.jl.gz"
+    _write(path)
+    sheets = bench.load_sheets(path)
+    res = bench._print_large(sheets, bench.default_classifier(), None, sizes=(200,))
+    out = capsys.readouterr().out
+    assert "median" in out and "min" in out
+    (timing,) = res.values()
+    assert timing["cells"] >= 200
+    assert timing["repeats"] == 15
+    assert 0 < timing["ms_min"] <= timing["ms"]
+    assert timing["us_per_cell"] == pytest.approx(timing["ms"] * 1000 / timing["cells"])
+
+
+def test_each_sheet_is_timed_by_its_fastest_run(tmp_path, monkeypatch):
+    path = tmp_path / "tiny.jl.gz"
+    _write(path, copies=1)
+    (sheet,) = bench.load_sheets(path)
+    calls = []
+    detect = bench.classify_and_detect
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return detect(*args, **kwargs)
+
+    monkeypatch.setattr(bench, "classify_and_detect", counted)
+    tally = bench.Tally(repeats=4)
+    tally.run(sheet, bench.default_classifier())
+    assert len(calls) == 4
+    assert len(tally.ms) == 1 and tally.ms[0] > 0
+    assert tally.truth == LABELS and len(tally.pred) == len(LABELS)  # one run's classes, not four

@@ -83,7 +83,8 @@ def test_run_sums_on_a_long_column_and_short_runs():
 
 TEXTS = ["3929214.0", "-12", "+7", "4.5", "1,234", "1,234.5", "01,234", "12,34", "1,2345", "1.234,5", "1e5", ".5",
          "1.", "1_000", "(D)", "..", "-", "x", "\\1", "(1)", "²", "76.3±1.2", "10-14", "(1,234)", "1 234", "٣٤",
-         "12%", "$5", "2008", "2008.0", "Total", "NA", "0", "-0", "00012", "1,23,456"]
+         "12%", "$5", "2008", "2008.0", "Total", "NA", "0", "-0", "00012", "1,23,456", "[a]", "[1]", "(X)", "n/a",
+         "N.A.", "x", "X", "Total \\1", "See notes:", "\u2013", "\u00dcber", "[abcd]", "(a)", "*", "**", "c", "Np"]
 
 
 def test_cell_kinds_read_every_text_as_parse_value_does():
@@ -93,7 +94,7 @@ def test_cell_kinds_read_every_text_as_parse_value_does():
         for text, kind, value in zip(TEXTS, kinds[0].tolist(), values[0].tolist(), strict=True):
             parsed = parse_value(text, decimal)
             if kind == MARK:
-                assert text in ("\\1", "(1)", "²"), text
+                assert text in ("\\1", "(1)", "²", "[a]", "[1]"), text
             elif parsed.status == "ok":
                 assert (kind, value) == (NUMBER, parsed.value), (text, decimal)
             else:
@@ -147,3 +148,99 @@ def test_labels_lose_their_footnote_marks_as_with_the_pattern_alone():
             text = _LEADER.sub("", text)
         assert _clean_label(label) == " ".join(text.split()), label
     assert _clean_label("Persons²") == "Persons" and _clean_label("Men [a]") == "Men"
+
+
+def test_class_probabilities_of_a_long_sheet_equal_the_matrix_product():
+    # a sheet long enough for @ to go to BLAS's threads, which the classifier avoids
+    from airflow_sbcrawl.tables.classifier import default_classifier
+    from airflow_sbcrawl.tables.features import sheet_features
+
+    rng = np.random.default_rng(4)
+    rows = [["Table 1. Things", "", ""], ["Item", "2020", "2021"]]
+    rows += [[f"item {k}", str(int(rng.integers(0, 9999))), f"{rng.random() * 100:.1f}"] for k in range(1500)]
+    clf = default_classifier()
+    feats = sheet_features(rows)
+    z = ((feats - clf.mean_) / clf.scale_) @ clf.coef_.T + clf.intercept_
+    expected = np.exp(z - z.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    got = clf._proba(feats)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
+    assert (got.argmax(axis=1) == expected.argmax(axis=1)).all()
+
+
+def _guess_decimal_cell_by_cell(cells, limit=5000):
+    """The definition: every cell up to ``limit``, stripped and without spaces, votes by the first hint it matches."""
+    from airflow_sbcrawl.tables.values import _DECIMAL_COMMA_HINT, _DECIMAL_DOT_HINT
+
+    comma = dot = 0
+    for cell in list(cells)[:limit]:
+        cleaned = cell.strip().replace(" ", "")
+        if _DECIMAL_COMMA_HINT.match(cleaned):
+            comma += 1
+        elif _DECIMAL_DOT_HINT.match(cleaned):
+            dot += 1
+    if comma == dot == 0:
+        return None
+    return "," if comma > dot else "."
+
+
+def test_decimal_vote_counts_every_cell_as_the_cell_by_cell_vote_does():
+    from airflow_sbcrawl.tables.values import guess_decimal
+
+    rng = np.random.default_rng(7)
+    pieces = ["1", "23", "456", "7890", ",", ".", " ", "-", "+", "\n", "a", "\u00a0", "12,5", "3.25", "1.234,5",
+              "1,234.5", "1,234", "\t", "(", ")"]
+    for _ in range(400):
+        n = int(rng.integers(0, 40))
+        cells = ["".join(rng.choice(pieces, size=int(rng.integers(0, 5)))) for _ in range(n)]
+        limit = int(rng.integers(0, 45))
+        assert guess_decimal(cells, limit) == _guess_decimal_cell_by_cell(cells, limit), (cells, limit)
+        assert guess_decimal(iter(cells)) == _guess_decimal_cell_by_cell(cells), cells
+
+
+def _total_columns_by_loop(values: np.ndarray, max_run: int = 20, share: float = 0.8) -> list[int]:
+    """The definition: every column, side and run length, each number's tolerance from its last digit."""
+    if values.ndim != 2 or values.shape[1] < 3 or values.shape[0] < 2:
+        return []
+    n = values.shape[1]
+    present = ~np.isnan(values)
+    lines = present & (values != 0)
+    unit = 1.01 * _last_digit(values)
+    zero = np.zeros((len(values), 1))
+    csum = np.concatenate([zero, np.cumsum(np.where(present, values, 0.0), axis=1)], axis=1)
+    out = []
+    for j in range(n):
+        if lines[:, j].sum() < 2:
+            continue
+        for k in range(2, min(max_run, n - 1) + 1):
+            for lo, hi in ((j + 1, j + 1 + k), (j - k, j)):
+                if lo < 0 or hi > n:
+                    continue
+                hits = sum(
+                    1 for i in range(len(values))
+                    if lines[i, j] and present[i, lo:hi].all()
+                    and abs((csum[i, hi] - csum[i, lo]) - values[i, j]) <= unit[i, j] * (k + 1) / 2
+                )
+                if hits >= share * lines[:, j].sum() and j not in out:
+                    out.append(j)
+    return sorted(out)
+
+
+def test_total_columns_equal_the_loop_over_columns_and_runs():
+    from airflow_sbcrawl.tables.detect import total_columns
+
+    rng = np.random.default_rng(11)
+    found = 0
+    for _ in range(300):
+        rows, cols = int(rng.integers(2, 12)), int(rng.integers(3, 9))
+        parts = np.round(rng.exponential(50, (rows, cols)), int(rng.integers(0, 3)))
+        k = int(rng.integers(2, cols))
+        at = int(rng.integers(0, cols - k))
+        parts[:, at] = parts[:, at + 1 : at + 1 + k].sum(axis=1) + rng.choice([0, 0, 0, 0.1, 1], size=rows)
+        if rng.random() < 0.3:
+            parts[rng.random(parts.shape) < 0.2] *= -1
+        parts[rng.random(parts.shape) < 0.03] = np.nan
+        expected = _total_columns_by_loop(parts)
+        assert total_columns(parts) == expected, parts
+        found += bool(expected)
+    assert found > 50  # the sums planted are found, not only columns that are no sum

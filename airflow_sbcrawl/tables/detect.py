@@ -224,25 +224,33 @@ def total_columns(values: np.ndarray, max_run: int = 20, share: float = 0.8) -> 
     lines = present & (values != 0)
     n_lines = lines.sum(axis=0)
     ks = np.arange(2, min(max_run, n - 1) + 1)[None, :]  # run lengths
-    unit = 1.01 * _last_digit(values)
     cols = np.flatnonzero(n_lines >= 2)
     if not (values[present] < 0).any():
         # Without a negative figure a run only grows: a total is at least its first two parts (within the
         # widest tolerance), which most columns are not; the others need no further look
-        widest = unit * (ks.max() + 1) / 2 * 1.001
         first_two = np.full(values.shape, np.inf), np.full(values.shape, np.inf)
         first_two[0][:, :-2] = values[:, 1:-1] + values[:, 2:]
         first_two[1][:, 2:] = values[:, 1:-1] + values[:, :-2]
-        fit = ((first_two[0] <= values + widest) | (first_two[1] <= values + widest)) & lines
-        cols = cols[fit[:, cols].sum(axis=0) >= share * n_lines[cols]]
+
+        def fitting(cols: np.ndarray, unit: np.ndarray | float) -> np.ndarray:
+            widest = unit * (ks.max() + 1) / 2 * 1.001
+            v = values[:, cols]
+            fit = ((first_two[0][:, cols] <= v + widest) | (first_two[1][:, cols] <= v + widest)) & lines[:, cols]
+            return cols[fit.sum(axis=0) >= share * n_lines[cols]]
+
+        # No unit exceeds 1.01: the columns that fit with it first, then each number's own unit on those
+        cols = fitting(cols, 1.01)
+        if len(cols):
+            cols = fitting(cols, 1.01 * _last_digit(values[:, cols]))
     if len(cols) == 0:
         return []
+    unit = 1.01 * _last_digit(values[:, cols])  # of the columns left
     zero = np.zeros((len(values), 1))
     csum = np.concatenate([zero, np.cumsum(np.where(present, values, 0.0), axis=1)], axis=1)
     blanks = np.concatenate([zero, np.cumsum(~present, axis=1)], axis=1)
     col = cols[:, None]
     target = np.where(lines, values, np.nan)[:, cols, None]
-    tol = unit[:, cols, None] * (ks + 1) / 2
+    tol = unit[:, :, None] * (ks + 1) / 2
     found = np.zeros(len(cols), dtype=bool)
     # right of j: columns j+1 .. j+k; left of j: columns j-k .. j-1
     for lo, hi, fits in ((col + 1, col + 1 + ks, col + 1 + ks <= n), (col - ks, col + 0 * ks, col - ks >= 0)):

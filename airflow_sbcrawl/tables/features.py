@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .values import SheetCells
+from .values import SheetCells, marker_status
 
 # Cell kinds
 EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark such as "\2" or "(1)"
@@ -24,6 +24,7 @@ EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark 
 _FOOTNOTE_ONLY = re.compile(r"^(?:\\\d+|\[\w{1,3}\]|\(\d{1,2}\)|[\u00b9\u00b2\u00b3\u2070-\u2079]+)$")
 _MARK_FIRST = frozenset("\\[(\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))))  # _FOOTNOTE_ONLY starts
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)(?:\.0)?$")
+_ASCII_WORD = re.compile(r"[\x00-/:-\x7f]+")  # ASCII without a digit
 # values.PLAIN_NUMBER in ASCII digits: a number, plain or with grouping commas, that float() reads without them
 _ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
 _YEARISH = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
@@ -325,6 +326,8 @@ def _cell_kind(text: str, cells: SheetCells) -> tuple[int, float]:
     """Kind and value of one non-empty stripped cell."""
     if text[0] in _MARK_FIRST and _FOOTNOTE_ONLY.match(text):
         return MARK, np.nan
+    if _ASCII_WORD.fullmatch(text):  # no digit: parse_value would find a marker or a label, nothing else
+        return (TEXT if marker_status(text) is None else MARKER), np.nan
     parsed = cells.parse(text)
     if parsed.status == "ok":
         return NUMBER, parsed.value

@@ -12,7 +12,7 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain, islice
+from itertools import chain, compress, islice
 
 # Conventions differ between offices (a bare "x" is "suppressed" at ONS and Statistics Canada but "not
 # applicable" at Destatis); we follow the most common reading and always keep the raw text next to it.
@@ -184,8 +184,10 @@ def is_number(text: str, decimal: str | None = None) -> bool:
 
 _DECIMAL_COMMA_HINT = re.compile(r"^[+-]?\d+,\d{1,2}$|^[+-]?\d+,\d{4,}$|^\d{1,3}(?:\.\d{3})+,\d+$")
 _DECIMAL_DOT_HINT = re.compile(r"^[+-]?\d+\.\d{1,2}$|^[+-]?\d+\.\d{4,}$|^\d{1,3}(?:,\d{3})+\.\d+$")
-# Both in one pass; alternatives are tried in order, so a cell matching both still votes for the comma
-_DECIMAL_HINT = re.compile(f"(?P<comma>{_DECIMAL_COMMA_HINT.pattern})|(?P<dot>{_DECIMAL_DOT_HINT.pattern})")
+# The same hints, factored and without backtracking (what a possessive "++" took, the next character
+# could never have matched), for the many cells of a sheet
+_COMMA_VOTE = re.compile(r"(?:[+-]?\d++,(?:\d{1,2}|\d{4,})|\d{1,3}(?:\.\d{3})++,\d++)$")
+_DOT_VOTE = re.compile(r"(?:[+-]?\d++\.(?:\d{1,2}|\d{4,})|\d{1,3}(?:,\d{3})++\.\d++)$")
 
 
 def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
@@ -194,24 +196,21 @@ def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
     "3,25" or "1.234,5" cannot be a grouped integer, so it is a vote for the comma; "3.25" for the dot.
     "1,234" alone proves nothing and casts no vote.
     """
-    comma = dot = 0
     # A cell's vote depends on its text only: count the texts, then read each distinct one once
     counts = Counter(islice(cells, max(limit, 0)))
-    if "," not in "\n".join(counts):
-        # Without a comma there is no vote for it: the answer is "." as soon as one cell votes for the dot
-        return "." if any(_DECIMAL_DOT_HINT.match(c.strip().replace(" ", "")) for c in counts if "." in c) else None
-    # Every hint has a separator, most cells none: the candidates first, then one pattern mapped over them
-    texts = [c for c in counts if "," in c or "." in c]
-    cleaned = [c.strip().replace(" ", "") if " " in c else c.strip() for c in texts]
-    for text, hint in zip(texts, map(_DECIMAL_HINT.match, cleaned), strict=True):
-        if hint is not None:
-            if hint.lastgroup == "comma":
-                comma += counts[text]
-            else:
-                dot += counts[text]
+    # No text matches both hints (a comma hint ends in ",digits" with no dot after its comma, a dot hint
+    # the other way round): each is counted apart, over the texts holding its separator
+    comma = _votes(counts, [c for c in counts if "," in c], _COMMA_VOTE)
+    dot = _votes(counts, [c for c in counts if "." in c], _DOT_VOTE)
     if comma == dot == 0:
         return None
     return "," if comma > dot else "."
+
+
+def _votes(counts: Counter, texts: list[str], hint: re.Pattern) -> int:
+    """How many cells the texts that match ``hint`` (once stripped and without spaces) stand for."""
+    cleaned = [c.strip().replace(" ", "") if " " in c else c.strip() for c in texts]
+    return sum(map(counts.__getitem__, compress(texts, map(hint.match, cleaned))))
 
 
 class SheetCells:
