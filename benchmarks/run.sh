@@ -14,6 +14,9 @@ out=benchmarks/results
 # budget 1.5 x the site's URLs, the default policy next to the paper's algorithm and FOCUSED (~40 min).
 .venv/bin/sbcrawl bench harness --seeds 1,2,3 --policies default,sb-classifier-paper,focused --jobs 2 \
     --out "$out/harness"
+# The same harness on our held-out profiles (bench/heldout.py: structures the development profiles lack).
+.venv/bin/sbcrawl bench harness --profiles held-out --seeds 1,2,3 --policies default --jobs 2 \
+    --out "$out/harness-heldout"
 # Cost at scale: synthetic frontiers, then real crawls of the large profile.
 .venv/bin/sbcrawl bench cost --crawls 0 --out "$out/cost-frontier"
 .venv/bin/sbcrawl bench cost --frontiers "" --crawls 1000,50000 --out "$out/cost-crawl"
@@ -21,3 +24,6 @@ out=benchmarks/results
 .venv/bin/python benchmarks/report_sample.py "$out/report-small"
 # Recrawls: epoch 0 cold, epoch 1 cold and warm (from the memory of epoch 0); one line per profile.
 .venv/bin/sbcrawl bench recrawl --profiles tiny small deep --json "$out/recrawl.json" | tee "$out/recrawl.txt"
+# Table detection: SAUS 5-fold CV, 300 composed multi-table sheets, the large sheets, the real files.
+.venv/bin/sbcrawl bench tables --cv 5 --multi 300 --large | tee "$out/tables.txt"
+.venv/bin/sbcrawl bench tables --real | tee "$out/tables-real.txt"
