@@ -153,13 +153,14 @@ def test_site_memory_keeps_describers_and_the_urls_met(tmp_path):
 def test_rows_a_catalogue_page_no_longer_shows_credit_its_next_page(tmp_path):
     """Datasets added at the head of a catalogue push its rows onto the next pages: the page they moved to
     is revisited before pages that describe more but were not pushed anything."""
-    def page(url: str, listed_on: list[str]) -> KnownPage:
-        return KnownPage(url=url, parent=SITE, depth=1, score=1, listed_on=listed_on, contexts=[url])
+    def page(url: str, listed_on: list[str], depth: int) -> KnownPage:
+        return KnownPage(url=url, parent=SITE, depth=depth, score=1, listed_on=listed_on, contexts=[url])
 
     cat = [CATALOGUE + f"?page={n}" for n in (1, 2, 3)]
     described = {1: [1, 2], 2: [5], 3: [6, 7]}  # catalogue page -> the dataset pages it described
-    pages = {url: page(url, []) for url in cat}
-    pages.update({SITE + f"d/{d}": page(SITE + f"d/{d}", [cat[n - 1]]) for n, ds in described.items() for d in ds})
+    pages = {url: page(url, [], n) for n, url in enumerate(cat, 1)}  # each found on the one before
+    pages.update({SITE + f"d/{d}": page(SITE + f"d/{d}", [cat[n - 1]], 4) for n, ds in described.items()
+                  for d in ds})
     memory = SiteMemory(start_url=SITE, pages=pages)
     crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
     recrawl = Recrawl(memory, max_requests=100)

@@ -77,6 +77,7 @@ _ID = re.compile(r"#[^ .]*|\d+")
 MODEL_KEYS = ("policy", "ngram", "dim_log2", "hash_width", "hash_prime", "theta", "tagpath_ignore_digits",
               "batch_size")
 _GONE = (404, 410)
+_WAIT = -1  # from the revisit order: the next revisit waits for the listing pages being read
 _NO_PAGE = KnownPage(url="")
 
 
@@ -199,6 +200,7 @@ class Recrawl:
         self._by_page: dict[str, list[int]] = {}  # page URL -> known datasets first found there
         self._memory_pages: set[int] = set()
         self._urgent: deque[int] = deque()
+        self._edited: deque[int] = deque()  # pages whose rows changed with no newer date: after the revisits
         self._claimed: deque[int] = deque()
         self._unlisted: deque[int] = deque()
         self._paths: set[str] = set()
@@ -223,6 +225,8 @@ class Recrawl:
         self._seen: set[int] = set()  # keys of the URLs the last runs met
         self._read: set[int] = set()  # and of the pages they read
         self._stale: list[NewLink] = []  # links to some of those, held back from the policy (``claim``)
+        self._next_page: dict[int, int] = {}  # listing page read -> its next page (``_pass_on``)
+        self._reading: set[int] = set()  # listing pages (and claimed pages) handed out, not read yet
 
     @property
     def warm(self) -> bool:
@@ -280,12 +284,16 @@ class Recrawl:
         crawler.classifier.restore(mem.model_state["classifier"], mem.model_arrays.get("classifier.classifier_coef"))
 
     # -- during the crawl ------------------------------------------------------------------------------
-    def next(self, policy_has_links: bool) -> int | None:
-        """The next revisit or check, or None when it is the policy's turn (or nothing is left)."""
+    def next(self, policy_has_links: bool, in_flight: int = 0) -> int | None:
+        """The next revisit or check, or None when it is the policy's turn (or nothing is left, or what is
+        left waits for the listing pages being read: ``in_flight`` requests are out)."""
+        if not in_flight:
+            self._reading.clear()  # nothing is out: a listing page handed out failed or was read
         while self._claimed:  # new pages placed like known ones: exploration, outside the allowance
             link_id = self._claimed.popleft()
             if link_id not in self._done:
                 self._done.add(link_id)
+                self._reading.add(link_id)
                 return link_id
         if self.spent >= self.allowance:
             self._release()
@@ -293,11 +301,25 @@ class Recrawl:
         self._handed += 1
         if policy_has_links and self._handed % (_POLICY_EVERY + 1) == 0:
             return None
-        for queue in (self._urgent, None, self._unlisted, self._checks, self._leaves, self._vouched):
-            link_id = self._next_revisit() if queue is None else self._take(queue)
+        # While a listing page is out, only what cannot wait for it goes: a row that changed (urgent) and
+        # other listing pages. Its rows may vouch for the pages and files behind them (the rows of a long
+        # catalogue shift from page to page as datasets are added, so which ones it shows is not known
+        # before it is read), and a request spent on one of those now is a request wasted.
+        waiting = bool(self._reading)
+        for queue in (self._urgent, None, self._edited, self._unlisted, self._checks, self._leaves, self._vouched):
+            if queue is None:
+                link_id = self._next_revisit(lists_only=waiting)
+            elif waiting and queue is not self._urgent:
+                return None
+            else:
+                link_id = self._take(queue)
+            if link_id == _WAIT:
+                return None
             if link_id is not None:
                 self._done.add(link_id)
                 self.spent += 1
+                if link_id in self._lists:
+                    self._reading.add(link_id)
                 return link_id
         self._release()
         return None
@@ -315,10 +337,11 @@ class Recrawl:
             return link_id
         return None
 
-    def _next_revisit(self) -> int | None:
+    def _next_revisit(self, lists_only: bool = False) -> int | None:
         """The memory page whose links show most of what this run has not seen yet: a greedy cover of the
         known pages and datasets by the pages that linked them (a catalogue page shows a dozen datasets'
-        rows, a dataset page its files). Pages whose links were all seen go to the leaves."""
+        rows, a dataset page its files). Pages whose links were all seen go to the leaves. ``lists_only``:
+        ``_WAIT`` when the next one is not a listing page."""
         heap = self._revisits
         while heap:
             gain, depth, page = heap[0]
@@ -327,6 +350,8 @@ class Recrawl:
                 continue
             now = self._gain(page)
             if now and now == -gain:
+                if lists_only and page not in self._lists:
+                    return _WAIT
                 heapq.heappop(heap)
                 single = [i for i in self._listing.get(page, ()) if i not in self._covered]
                 if now == 1 and single[0] in self.known:
@@ -394,6 +419,7 @@ class Recrawl:
         revisits: set[int] = set()
         ids = self._links.ids
         page_id = ids.get(url)
+        self._reading.discard(page_id)
         if page_id is not None:
             self._cover(page_id, vouched=False)
         # Every context on a page never seen is new: it tells of a change only on pages like those that
@@ -422,7 +448,10 @@ class Recrawl:
             if link_id in self.known:
                 checks.append(link_id)
             elif link_id in self._memory_pages:
-                self._urgent.append(link_id)
+                # A row dated no later than the site's clock at the last run changed otherwise (a file
+                # removed, a text edited): nothing new or updated to find there, the page can wait.
+                dated = link in described and self._clock and dates.get(link, "")
+                (self._edited if dated and dated <= self._clock else self._urgent).append(link_id)
                 revisits.add(link_id)
         if page_id is not None and telling:
             self._pass_on(page_id, contexts, described)
@@ -451,6 +480,13 @@ class Recrawl:
             key = url_key(link.url)
             if key not in self._read and _ID.sub("", link.tag_path) in self._paths:
                 self._claimed.append(link.id)
+                # A new row on a listing page: new items are published at a listing's head and push the
+                # rows before them on, so its next page shows new items too (or those this page no longer
+                # shows). It is revisited right away: a listing is followed from its head for as long as
+                # it shows new rows, before the deep pages of long archives.
+                nxt = self._next_page.pop(self._links.parent[link.id], None)
+                if nxt is not None and nxt not in self._done:
+                    self._urgent.append(nxt)
             elif key in self._seen:
                 self._stale.append(link)
             else:
@@ -471,21 +507,25 @@ class Recrawl:
         return set(page.contexts) if page is not None else set()
 
     def _pass_on(self, page_id: int, contexts: dict[str, set[str]], described: set[str]) -> None:
-        """What a page described last time and shows no more moved on to the first page it links barely
-        among those that describe pages too and are still to revisit (a catalogue's rows shift to its next
-        page as datasets are added): that page gets its credit in the revisit order."""
+        """Where a listing's rows went: its next page, the first page it links barely among those that
+        describe pages too, are still to revisit and lie farther from the start ("next", not "previous").
+        What the page described last time and shows no more moved on to that page (a catalogue's rows shift
+        as datasets are added): it gets their credit in the revisit order. It is also the page revisited
+        right away if this one shows new rows (see ``claim``)."""
+        ids, depth = self._links.ids, self._links.depth
+        heirs = [i for link in contexts if link not in described and (i := ids.get(link)) is not None
+                 and i in self._lists and i not in self._done and depth[i] > depth[page_id]]
+        if not heirs:
+            return
+        heir = min(heirs, key=lambda i: depth[i])  # the nearest; the first on the page among those
+        self._next_page[page_id] = heir
         urls = self._links.urls
         gone = [i for i in self._listing.get(page_id, ()) if i not in self._covered and urls[i] not in contexts
                 and (page_id, i) in self._described]
-        if not gone:
-            return
-        ids = self._links.ids
-        heirs = [i for link in contexts if link not in described and (i := ids.get(link)) is not None
-                 and i in self._lists and i not in self._done]
-        for heir in heirs[:1]:
+        if gone:
             self._listing[heir] = [*self._listing.get(heir, ()), *gone]
             self._described.update((heir, i) for i in gone)
-            heapq.heappush(self._revisits, (-self._gain(heir), self._links.depth[heir], heir))
+            heapq.heappush(self._revisits, (-self._gain(heir), depth[heir], heir))
 
     def _was_described(self, link_id: int) -> bool:
         """Whether a page described the known page or dataset last time (memories from before describers
@@ -536,6 +576,7 @@ class Recrawl:
     def page_unchanged(self, url: str) -> None:
         self.unchanged_pages.add(url)
         if (link_id := self._links.ids.get(url)) is not None:
+            self._reading.discard(link_id)
             self._cover(link_id, vouched=True)
 
     def classify(self, link_id: int, resp: Response) -> str:
@@ -573,7 +614,8 @@ class Recrawl:
             "spent": self.spent, "handed": self._handed, "status": self.status,
             "page_validators": self.page_validators, "unchanged_pages": sorted(self.unchanged_pages),
             "contexts": {k: sorted(v) for k, v in self.contexts.items()},
-            "urgent": list(self._urgent), "claimed": list(self._claimed), "unlisted": list(self._unlisted),
+            "urgent": list(self._urgent), "edited": list(self._edited), "claimed": list(self._claimed),
+            "unlisted": list(self._unlisted),
             "paths": sorted(self._paths), "listers": self.listers,
             "revisits": [list(entry) for entry in self._revisits], "covered": sorted(self._covered),
             "leaves": list(self._leaves), "checks": list(self._checks), "vouched": list(self._vouched),
@@ -604,6 +646,7 @@ class Recrawl:
         # (a checkpoint of a warm run from before the greedy revisits has its hubs instead: revisited first)
         self.listers = {k: list(v) for k, v in state.get("listers", {}).items()}
         self._urgent = deque([*state["urgent"], *state.get("hubs", ())])
+        self._edited = deque(state.get("edited", ()))
         self._revisits = [(int(g), int(d), int(i)) for g, d, i in state.get("revisits", ())]
         heapq.heapify(self._revisits)
         self._covered = set(state.get("covered", ()))
