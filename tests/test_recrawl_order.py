@@ -251,3 +251,18 @@ def test_a_row_changed_without_a_newer_date_waits_for_the_revisits(tmp_path):
 
     assert first_revisit("2026-02-01") == SITE + "d/2"  # past the site's clock (2025-01-02): updated
     assert first_revisit("2024-12-01") == SITE + "d/1"  # not: no sooner than the greedy order has it
+
+
+def test_a_changed_row_of_a_page_with_one_known_file_checks_that_file_first(tmp_path):
+    crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
+    memory = _memory()
+    del memory.datasets[SITE + "f/2b.csv"]  # d/2 had one file
+    recrawl = Recrawl(memory, max_requests=100)
+    recrawl.seed(crawler)
+    recrawl.next(policy_has_links=False)
+    body = b"<html><body><ul><li><a href='/d/2'>Two</a> 1 file, last modified 2026-02-01</li></ul></body></html>"
+    checks = recrawl.page_read(CATALOGUE, body, None, {}, record=True)
+    # the file's conditional GET tells what changed; the page (a file added?) is revisited after the others
+    assert [recrawl._url(i) for i in checks] == [SITE + "f/2a.csv"]
+    order = _revisits(recrawl)
+    assert order[0] != SITE + "d/2" and order.index(SITE + "d/2") > order.index(SITE + "d/3")

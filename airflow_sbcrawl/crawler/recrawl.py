@@ -448,11 +448,21 @@ class Recrawl:
             if link_id in self.known:
                 checks.append(link_id)
             elif link_id in self._memory_pages:
-                # A row dated no later than the site's clock at the last run changed otherwise (a file
-                # removed, a text edited): nothing new or updated to find there, the page can wait.
                 dated = link in described and self._clock and dates.get(link, "")
-                (self._edited if dated and dated <= self._clock else self._urgent).append(link_id)
-                revisits.add(link_id)
+                if dated and dated <= self._clock:
+                    # A row dated no later than the site's clock at the last run changed otherwise (a file
+                    # removed, a text edited): nothing new or updated to find there, the page can wait.
+                    self._edited.append(link_id)
+                    revisits.add(link_id)
+                elif (only := self._only_file(link_id)) is not None:
+                    # One known file behind the row: its conditional GET says what changed in one request,
+                    # where the page and then the file take two. The page (a file added?) waits.
+                    self._covered.add(only)
+                    checks.append(only)
+                    self._edited.append(link_id)
+                else:
+                    self._urgent.append(link_id)
+                    revisits.add(link_id)
         if page_id is not None and telling:
             self._pass_on(page_id, contexts, described)
         # Known files the page listed last time and no more: moved or removed, or just listed elsewhere now
@@ -498,6 +508,13 @@ class Recrawl:
         if self._stale and self._policy is not None:
             self._policy.add(self._stale)
             self._stale = []
+
+    def _only_file(self, page: int) -> int | None:
+        """The one known dataset a page that lists no pages linked last time, if it linked one only."""
+        if page in self._lists:
+            return None
+        files = [i for i in self._listing.get(page, ()) if i in self.known]
+        return files[0] if len(files) == 1 else None
 
     def _memory_contexts(self, link_id: int) -> set[str]:
         known = self.known.get(link_id)
