@@ -266,3 +266,27 @@ def test_a_changed_row_of_a_page_with_one_known_file_checks_that_file_first(tmp_
     assert [recrawl._url(i) for i in checks] == [SITE + "f/2a.csv"]
     order = _revisits(recrawl)
     assert order[0] != SITE + "d/2" and order.index(SITE + "d/2") > order.index(SITE + "d/3")
+
+
+def test_a_known_feed_is_checked_first(tmp_path):
+    crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
+    memory = _memory()
+    feed = SITE + "news/rss.xml"
+    memory.datasets[feed] = KnownDataset(url=feed, sha256="feed", mime="application/rss+xml; charset=utf-8",
+                                         found_on=SITE)
+    recrawl = Recrawl(memory, max_requests=100)
+    recrawl.seed(crawler)
+    assert recrawl._url(recrawl.next(policy_has_links=False)) == feed
+    assert recrawl._url(recrawl.next(policy_has_links=False)) == CATALOGUE
+
+
+def test_a_new_row_met_first_elsewhere_is_claimed_when_a_listing_shows_it(tmp_path):
+    crawler, recrawl, cat = _chain(tmp_path)
+    links = crawler.links
+    # the new dataset page was linked bare from the home page first (a "featured" block): the policy's
+    link = NewLink(links.add(SITE + "d/9", 1, -1, "html body nav a"), SITE + "d/9", "html body nav a",
+                   "", 1)
+    assert recrawl.claim([link]) == [link]
+    recrawl.page_read(cat[0], _first_page(True, cat), None, {}, record=True)
+    # a row of the catalogue never met before: visited now, and the catalogue's next page after it
+    assert [recrawl._url(recrawl.next(policy_has_links=True)) for _ in range(2)] == [SITE + "d/9", cat[1]]

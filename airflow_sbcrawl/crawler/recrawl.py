@@ -77,6 +77,7 @@ _ID = re.compile(r"#[^ .]*|\d+")
 MODEL_KEYS = ("policy", "ngram", "dim_log2", "hash_width", "hash_prime", "theta", "tagpath_ignore_digits",
               "batch_size")
 _GONE = (404, 410)
+_FEEDS = frozenset({"application/rss+xml", "application/atom+xml"})
 _WAIT = -1  # from the revisit order: the next revisit waits for the listing pages being read
 _NO_PAGE = KnownPage(url="")
 
@@ -226,6 +227,7 @@ class Recrawl:
         self._read: set[int] = set()  # and of the pages they read
         self._stale: list[NewLink] = []  # links to some of those, held back from the policy (``claim``)
         self._next_page: dict[int, int] = {}  # listing page read -> its next page (``_pass_on``)
+        self._new_rows: dict[int, set[str]] = {}  # listing page read -> links in rows the last runs never met
         self._reading: set[int] = set()  # listing pages (and claimed pages) handed out, not read yet
 
     @property
@@ -267,6 +269,9 @@ class Recrawl:
                              if links.ids[p.url] not in self._listing and links.ids[p.url] != start)
         # Known datasets with a validator are cheap to check (a 304); the others cost a download.
         self._checks = deque(sorted(self.known, key=lambda i: not self.known[i].has_validator))
+        # A feed lists what the site published last: it changed if anything was published since. No page
+        # tells of that (it is linked barely), so it is checked first.
+        self._urgent.extend(i for i in self._checks if self.known[i].mime.split(";")[0].strip() in _FEEDS)
         log.info("warm start from the memory of run %s: %d datasets, %d pages", mem.run_id, len(self.known),
                  len(mem.pages))
 
@@ -465,6 +470,14 @@ class Recrawl:
                     revisits.add(link_id)
         if page_id is not None and telling:
             self._pass_on(page_id, contexts, described)
+            if page_id in self._lists:  # its rows never met: new items, claimed when their links are read
+                rows = {link for link in described if url_key(link) not in self._seen
+                        and ids.get(link) not in self._memory_pages and ids.get(link) not in self.known}
+                met = [i for link in rows if (i := ids.get(link)) is not None and i not in self._done]
+                if met:  # or now, if another page led to them first (a "featured" block on the home page)
+                    self._claimed.extend(met)
+                    self._follow(page_id)
+                self._new_rows[page_id] = rows
         # Known files the page listed last time and no more: moved or removed, or just listed elsewhere now
         # (a catalogue's rows shift as datasets are added). Checked after the hubs, unless seen linked again.
         self._unlisted.extend(i for i in self._by_page.pop(url, ()) if self._url(i) not in contexts)
@@ -479,8 +492,9 @@ class Recrawl:
         return checks
 
     def claim(self, pages: list[NewLink]) -> list[NewLink]:
-        """New links a page led to that sit where links to pages listing datasets sat (a new row in a
-        catalogue) and the last runs did not read: visited before the policy's picks. Links the last runs
+        """New links a page led to that sit where links to pages listing datasets sat, or in a row of a
+        listing (a page that described known pages) never met before: a new row in a catalogue, a new item
+        of the news, that the last runs did not read: visited before the policy's picks. Links the last runs
         met already (and that led to no dataset) wait until the revisits and checks are done. Returns the
         others, for the policy."""
         if not self.warm:
@@ -488,20 +502,26 @@ class Recrawl:
         rest = []
         for link in pages:
             key = url_key(link.url)
-            if key not in self._read and _ID.sub("", link.tag_path) in self._paths:
+            parent = self._links.parent[link.id]
+            new_row = link.url in self._new_rows.get(parent, ())
+            if key not in self._read and (new_row or _ID.sub("", link.tag_path) in self._paths):
                 self._claimed.append(link.id)
                 # A new row on a listing page: new items are published at a listing's head and push the
                 # rows before them on, so its next page shows new items too (or those this page no longer
                 # shows). It is revisited right away: a listing is followed from its head for as long as
                 # it shows new rows, before the deep pages of long archives.
-                nxt = self._next_page.pop(self._links.parent[link.id], None)
-                if nxt is not None and nxt not in self._done:
-                    self._urgent.append(nxt)
+                self._follow(parent)
             elif key in self._seen:
                 self._stale.append(link)
             else:
                 rest.append(link)
         return rest
+
+    def _follow(self, page: int) -> None:
+        """A listing page showed a new row: its next page is revisited right away (see ``claim``)."""
+        nxt = self._next_page.pop(page, None)
+        if nxt is not None and nxt not in self._done:
+            self._urgent.append(nxt)
 
     def _release(self) -> None:
         """The links held back go to the policy: the revisits and checks are over."""
