@@ -5,21 +5,30 @@ A warm crawl knows the datasets of the last run (with their validators), the pag
 row; not a menu, pager or sidebar of bare titles), hashes of those contexts, and the keys of every URL the
 last runs met. It then spends its requests in this order:
 
+0. **What is new**: known feeds (RSS, Atom) are checked first, as they change whenever the site publishes.
+   Rows of a listing (a page that described known pages) that the last runs never met are new items: their
+   pages are visited before anything else, and so is the listing's next page (the nearest page it links
+   that lies farther from the start), since items are published at a listing's head and push the rows
+   before them on: a listing is followed from its head for as long as it shows new rows.
 1. **What changed, as the pages show it**: a known page or dataset shown in a context the memory does not
    know (a catalogue row whose "last modified" moved on) is revisited or checked right away; a file whose
-   page is revisited for the same reason waits for that page, which says which of its files changed. A row
-   the memory never saw described is judged by its dates against the site's clock at the last run (the
-   newest Last-Modified it saw). Known files a page listed last time and lists no more are checked too
-   (moved or removed). Checks are conditional GETs (If-None-Match / If-Modified-Since; a 304 is one
-   request and no body), done before the page's new links, so a file that moved is recognised at its old
-   URL by its validators.
+   page is revisited for the same reason waits for that page, which says which of its files changed (a
+   page with one known file: that file is checked instead, and the page waits). A row the memory never
+   saw described is judged by its dates against the site's clock at the last run (the newest
+   Last-Modified it saw); a row that changed with no date past that clock (a file removed, a text edited)
+   shows nothing new or updated, and its page waits until after the revisits. Known files a page listed
+   last time and lists no more are checked too (moved or removed). Checks are conditional GETs
+   (If-None-Match / If-Modified-Since; a 304 is one request and no body), done before the page's new
+   links, so a file that moved is recognised at its old URL by its validators.
 2. **Revisits, most unsettled first**: a greedy cover of the known pages and datasets by the pages that
    described them: the page whose rows would settle the most (a catalogue page: its rows' dataset pages
    and their files) comes next. A row as it was, or a 304, vouches for what it describes. Rows a page no
-   longer shows (shifted as datasets were added) credit the next page it links.
-3. **The rest, to be sure**: conditional checks of the datasets nothing vouched for (those whose server
-   gives no validator last, as they cost a download), then the pages whose links all were settled, then
-   the datasets that were vouched for.
+   longer shows (shifted as datasets were added) credit its next page. While a listing page is being
+   read, only listing pages and rows that changed go: its rows may vouch for what the other revisits and
+   checks would ask (which rows a shifted page shows is not known before it is read), so those wait.
+3. **The rest, to be sure**: the pages whose rows changed without a newer date, conditional checks of the
+   datasets nothing vouched for (those whose server gives no validator last, as they cost a download),
+   then the pages whose links all were settled, then the datasets that were vouched for.
 4. **Exploration** by the policy, restored with its learned model, of the links that are new: unread
    links placed like those to pages that described datasets (a new catalogue row) go first; links the
    last runs met already wait until the revisits and checks are done.
@@ -462,8 +471,9 @@ class Recrawl:
                 elif (only := self._only_file(link_id)) is not None:
                     # One known file behind the row: its conditional GET says what changed in one request,
                     # where the page and then the file take two. The page (a file added?) waits.
-                    self._covered.add(only)
-                    checks.append(only)
+                    if only not in self._done:
+                        self._covered.add(only)
+                        checks.append(only)
                     self._edited.append(link_id)
                 else:
                     self._urgent.append(link_id)
