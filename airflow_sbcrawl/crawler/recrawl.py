@@ -53,6 +53,7 @@ import lxml.etree
 import lxml.html
 import numpy as np
 
+from airflow_sbcrawl.crawler.classify import TARGET
 from airflow_sbcrawl.crawler.memory import KnownDataset, KnownPage, SiteMemory, url_key
 from airflow_sbcrawl.crawler.policies.base import NewLink
 from airflow_sbcrawl.crawler.urls import resolve
@@ -483,7 +484,8 @@ class Recrawl:
             if page_id in self._lists:  # its rows never met: new items, claimed when their links are read
                 rows = {link for link in described if url_key(link) not in self._seen
                         and ids.get(link) not in self._memory_pages and ids.get(link) not in self.known}
-                met = [i for link in rows if (i := ids.get(link)) is not None and i not in self._done]
+                met = [i for link in rows if (i := ids.get(link)) is not None and i not in self._done
+                       and self._links.predicted[i] != TARGET]  # a page's files are its own work's
                 if met:  # or now, if another page led to them first (a "featured" block on the home page)
                     self._claimed.extend(met)
                     self._follow(page_id)
