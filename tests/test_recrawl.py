@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from airflow_sbcrawl import cli
+from airflow_sbcrawl.bench.recrawl import RecrawlRun, format_ratio, ratio
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore, StateExists
 from airflow_sbcrawl.crawler import memory as site_memory
 from airflow_sbcrawl.crawler.budget import Budget
@@ -203,3 +205,14 @@ def test_cli_crawls_a_finished_folder_incrementally(tiny_server, sim_proxy_env, 
     assert "incremental, from the site memory of run" in second and "new: 0, changed: 0" in second
     assert cli.main([*base, "--cold"]) == 0
     assert "incremental" not in capsys.readouterr().out
+
+
+def test_bench_ratio_is_a_bound_when_the_cold_run_never_got_there():
+    def run(reach: float, requests: int) -> RecrawlRun:
+        return RecrawlRun(requests, reach, 0, 0, 0, 0, 0, {})
+
+    # the cold run never served 90 %: it would have needed more than its 240 requests
+    result = {"ratio": ratio(run(30, 200), run(math.inf, 240)), "cold": {"requests_to_reach": math.inf}}
+    assert result["ratio"] == 30 / 240 and format_ratio(result) == "≤0.12"
+    assert ratio(run(math.inf, 240), run(100, 240)) == math.inf
+    assert ratio(run(30, 240), run(120, 240)) == 0.25

@@ -153,13 +153,14 @@ def test_site_memory_keeps_describers_and_the_urls_met(tmp_path):
 def test_rows_a_catalogue_page_no_longer_shows_credit_its_next_page(tmp_path):
     """Datasets added at the head of a catalogue push its rows onto the next pages: the page they moved to
     is revisited before pages that describe more but were not pushed anything."""
-    def page(url: str, listed_on: list[str]) -> KnownPage:
-        return KnownPage(url=url, parent=SITE, depth=1, score=1, listed_on=listed_on, contexts=[url])
+    def page(url: str, listed_on: list[str], depth: int) -> KnownPage:
+        return KnownPage(url=url, parent=SITE, depth=depth, score=1, listed_on=listed_on, contexts=[url])
 
     cat = [CATALOGUE + f"?page={n}" for n in (1, 2, 3)]
     described = {1: [1, 2], 2: [5], 3: [6, 7]}  # catalogue page -> the dataset pages it described
-    pages = {url: page(url, []) for url in cat}
-    pages.update({SITE + f"d/{d}": page(SITE + f"d/{d}", [cat[n - 1]]) for n, ds in described.items() for d in ds})
+    pages = {url: page(url, [], n) for n, url in enumerate(cat, 1)}  # each found on the one before
+    pages.update({SITE + f"d/{d}": page(SITE + f"d/{d}", [cat[n - 1]], 4) for n, ds in described.items()
+                  for d in ds})
     memory = SiteMemory(start_url=SITE, pages=pages)
     crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
     recrawl = Recrawl(memory, max_requests=100)
@@ -177,3 +178,115 @@ def test_two_crawls_started_within_a_second_have_distinct_run_ids(tmp_path):
     config = CrawlConfig(SITE, delay=0.0, max_requests=10)
     first, second = Crawler(config, LocalSink(tmp_path)), Crawler(config, LocalSink(tmp_path))
     assert first.run_id != second.run_id
+
+
+def test_other_revisits_wait_while_a_listing_page_is_out(tmp_path):
+    _, recrawl = _warm(tmp_path)
+    assert recrawl.next(policy_has_links=False, in_flight=0) == recrawl._links.ids[CATALOGUE]
+    # the catalogue's rows may vouch for the dataset pages: none of them goes while it is out
+    assert recrawl.next(policy_has_links=False, in_flight=1) is None
+    recrawl.page_read(CATALOGUE, b"<html><body><p>moved</p></body></html>", None, {}, record=True)
+    assert recrawl._url(recrawl.next(policy_has_links=False, in_flight=1)).startswith(SITE + "d/")
+    # a listing page that never comes back holds nothing once nothing is out
+    _, recrawl = _warm(tmp_path)
+    recrawl.next(policy_has_links=False, in_flight=0)
+    assert recrawl.next(policy_has_links=False, in_flight=0) is not None
+
+
+def _chain(tmp_path) -> tuple[Crawler, Recrawl, list[str]]:
+    """A catalogue of three pages, each found on the one before, describing dataset pages d/1, d/2 (page
+    1), d/5 (page 2), d/6, d/7 (page 3), with rows as they read now."""
+    cat = [CATALOGUE + f"?page={n}" for n in (1, 2, 3)]
+    described = {1: [1, 2], 2: [5], 3: [6, 7]}
+    pages = {url: KnownPage(url=url, parent=SITE, depth=n, score=1, contexts=[url]) for n, url in enumerate(cat, 1)}
+    for n, ds in described.items():
+        for d in ds:
+            url = SITE + f"d/{d}"
+            row = f"<html><body><ul><li><a href='/d/{d}'>D{d}</a> 2 files, last modified 2025-01-02</li></ul>"
+            contexts = sorted(link_contexts(row.encode(), cat[n - 1]).contexts[url])
+            pages[url] = KnownPage(url=url, parent=cat[n - 1], depth=4, score=1, listed_on=[cat[n - 1]],
+                                   contexts=contexts)
+    crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
+    recrawl = Recrawl(SiteMemory(start_url=SITE, pages=pages), max_requests=100)
+    recrawl.seed(crawler)
+    recrawl._paths = {"html body a"}
+    assert recrawl._url(recrawl.next(policy_has_links=False)) == cat[0]
+    return crawler, recrawl, cat
+
+
+def _first_page(new_row: bool, cat: list[str]) -> bytes:
+    rows = "<li><a href='/d/9'>D9</a> 1 file, last modified 2026-02-01</li>" if new_row else ""
+    rows += "".join(f"<li><a href='/d/{d}'>D{d}</a> 2 files, last modified 2025-01-02</li>" for d in (1, 2))
+    # a pager that links the last page before the next one: the next page is the nearest farther one
+    return (f"<html><body><ul>{rows}</ul><ul class='pager'><li><a href='{cat[2]}'>Last</a></li>"
+            f"<li><a href='{cat[1]}'>Next</a></li></ul></body></html>").encode()
+
+
+def test_a_new_row_on_a_listing_sends_its_next_page_first(tmp_path):
+    crawler, recrawl, cat = _chain(tmp_path)
+    recrawl.page_read(cat[0], _first_page(True, cat), None, {}, record=True)
+    links = crawler.links
+    row = NewLink(links.add(SITE + "d/9", 2, links.ids[cat[0]], "html body a"), SITE + "d/9", "html body a", "", 2)
+    assert recrawl.claim([row]) == []
+    # the new dataset page, then the catalogue's next page (new items push rows on), before page 3, which
+    # settles more (two rows to one)
+    assert [recrawl._url(recrawl.next(policy_has_links=False)) for _ in range(2)] == [SITE + "d/9", cat[1]]
+
+
+def test_without_new_rows_a_listing_is_revisited_by_what_its_pages_settle(tmp_path):
+    _, recrawl, cat = _chain(tmp_path)
+    recrawl.page_read(cat[0], _first_page(False, cat), None, {}, record=True)
+    assert recrawl.claim([]) == [] and not recrawl._urgent
+    assert recrawl._url(recrawl.next(policy_has_links=False)) == cat[2]
+
+
+def test_a_row_changed_without_a_newer_date_waits_for_the_revisits(tmp_path):
+    def first_revisit(date: str) -> str:
+        _, recrawl = _warm(tmp_path)
+        recrawl.next(policy_has_links=False)
+        # d/2's row reads differently (a file updated, or removed)
+        body = f"<html><body><ul><li><a href='/d/2'>Two</a> 1 file, last modified {date}</li></ul></body></html>"
+        recrawl.page_read(CATALOGUE, body.encode(), None, {}, record=True)
+        return recrawl._url(recrawl.next(policy_has_links=False))
+
+    assert first_revisit("2026-02-01") == SITE + "d/2"  # past the site's clock (2025-01-02): updated
+    assert first_revisit("2024-12-01") == SITE + "d/1"  # not: no sooner than the greedy order has it
+
+
+def test_a_changed_row_of_a_page_with_one_known_file_checks_that_file_first(tmp_path):
+    crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
+    memory = _memory()
+    del memory.datasets[SITE + "f/2b.csv"]  # d/2 had one file
+    recrawl = Recrawl(memory, max_requests=100)
+    recrawl.seed(crawler)
+    recrawl.next(policy_has_links=False)
+    body = b"<html><body><ul><li><a href='/d/2'>Two</a> 1 file, last modified 2026-02-01</li></ul></body></html>"
+    checks = recrawl.page_read(CATALOGUE, body, None, {}, record=True)
+    # the file's conditional GET tells what changed; the page (a file added?) is revisited after the others
+    assert [recrawl._url(i) for i in checks] == [SITE + "f/2a.csv"]
+    order = _revisits(recrawl)
+    assert order[0] != SITE + "d/2" and order.index(SITE + "d/2") > order.index(SITE + "d/3")
+
+
+def test_a_known_feed_is_checked_first(tmp_path):
+    crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
+    memory = _memory()
+    feed = SITE + "news/rss.xml"
+    memory.datasets[feed] = KnownDataset(url=feed, sha256="feed", mime="application/rss+xml; charset=utf-8",
+                                         found_on=SITE)
+    recrawl = Recrawl(memory, max_requests=100)
+    recrawl.seed(crawler)
+    assert recrawl._url(recrawl.next(policy_has_links=False)) == feed
+    assert recrawl._url(recrawl.next(policy_has_links=False)) == CATALOGUE
+
+
+def test_a_new_row_met_first_elsewhere_is_claimed_when_a_listing_shows_it(tmp_path):
+    crawler, recrawl, cat = _chain(tmp_path)
+    links = crawler.links
+    # the new dataset page was linked bare from the home page first (a "featured" block): the policy's
+    link = NewLink(links.add(SITE + "d/9", 1, -1, "html body nav a"), SITE + "d/9", "html body nav a",
+                   "", 1)
+    assert recrawl.claim([link]) == [link]
+    recrawl.page_read(cat[0], _first_page(True, cat), None, {}, record=True)
+    # a row of the catalogue never met before: visited now, and the catalogue's next page after it
+    assert [recrawl._url(recrawl.next(policy_has_links=True)) for _ in range(2)] == [SITE + "d/9", cat[1]]

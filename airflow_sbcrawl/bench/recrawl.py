@@ -5,7 +5,9 @@ epoch N is then crawled (a) cold, with no memory, and (b) warm, from that memory
 the simulator's log against its truth (``Site.changes``): requests until 90 % of the new and changed files
 were served, body bytes downloaded, and how many unchanged files were downloaded again (with and without a
 validator).
-The line per profile ends with ``warm/cold <ratio>``: requests to 90 % of new+changed, warm over cold.
+The line per profile and seed ends with ``warm/cold <ratio>``: requests to 90 % of new+changed, warm over
+cold (``≤`` when the cold run never got there: a bound). With several ``--seed``, a line per profile gives
+the median over the seeds; the crawls send requests concurrently, so one seed's figure varies from run to run.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import argparse
 import contextlib
 import json
 import math
+import statistics
 import sys
 import tempfile
 import time
@@ -88,8 +91,20 @@ def bench_profile(profile: str, seed: int, budget_factor: float, epoch: int = 1)
         elapsed = time.monotonic() - t0
     counts = {s: sum(v == s for v in truth.values()) for s in ("new", "changed", "moved", "unchanged", "gone")}
     return {"profile": profile, "seed": seed, "epoch": epoch, "truth": counts, "max_requests": max_requests,
-            "cold": asdict(cold), "warm": asdict(warm), "ratio": warm.requests_to_reach / cold.requests_to_reach,
-            "elapsed_s": round(elapsed, 1)}
+            "cold": asdict(cold), "warm": asdict(warm), "ratio": ratio(warm, cold), "elapsed_s": round(elapsed, 1)}
+
+
+def ratio(warm: RecrawlRun, cold: RecrawlRun) -> float:
+    """Requests to reach, warm over cold. A cold run that never reached took more than all of its requests:
+    the ratio is then at most warm over those (reported as a bound); a warm run that never reached, inf."""
+    if warm.requests_to_reach == math.inf:
+        return math.inf
+    return warm.requests_to_reach / min(cold.requests_to_reach, cold.requests)
+
+
+def format_ratio(r: dict) -> str:
+    bound = "≤" if r["cold"]["requests_to_reach"] == math.inf and r["ratio"] != math.inf else ""
+    return f"{bound}{r['ratio']:.2f}"
 
 
 def format_line(r: dict) -> str:
@@ -104,14 +119,23 @@ def format_line(r: dict) -> str:
             f"{reach(warm['requests_to_reach'])} | body MB cold {cold['body_bytes'] / 1e6:.2f} warm "
             f"{warm['body_bytes'] / 1e6:.2f} | unchanged downloaded again cold {cold['unchanged_downloads']} warm "
             f"{warm['unchanged_downloads']} (with validator {warm['unchanged_downloads_with_validator']}) | "
-            f"warm 304s {warm['not_modified']} | warm manifest {warm['changes']} | warm/cold {r['ratio']:.2f}")
+            f"warm 304s {warm['not_modified']} | warm manifest {warm['changes']} | seed {r['seed']} | "
+            f"warm/cold {format_ratio(r)}")
+
+
+def format_median(profile: str, results: list[dict]) -> str:
+    ratios = sorted(r["ratio"] for r in results)
+    shown = ", ".join(format_ratio(r) for r in sorted(results, key=lambda r: r["ratio"]))
+    return (f"{profile:>6}: median over seeds {', '.join(str(r['seed']) for r in results)} | "
+            f"warm/cold {statistics.median(ratios):.2f} (each: {shown})")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sbcrawl bench recrawl", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profiles", nargs="+", default=list(DEFAULT_PROFILES))
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, nargs="+", default=[0],
+                        help="site seeds; with several, each profile also gets a line with the median")
     parser.add_argument("--budget", type=float, default=1.5,
                         help="request budget of every crawl, as a multiple of the site's URL count")
     parser.add_argument("--epoch", type=int, default=1,
@@ -122,10 +146,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--epoch must be 1 or more, not {args.epoch}")
     results = []
     for profile in args.profiles:
-        with contextlib.redirect_stdout(sys.stderr):
-            result = bench_profile(profile, args.seed, args.budget, args.epoch)
-        results.append(result)
-        print(format_line(result), flush=True)
+        mine = []
+        for seed in args.seed:
+            with contextlib.redirect_stdout(sys.stderr):
+                mine.append(bench_profile(profile, seed, args.budget, args.epoch))
+            print(format_line(mine[-1]), flush=True)
+        if len(mine) > 1:
+            print(format_median(profile, mine), flush=True)
+        results.extend(mine)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, default=str))
     return 0

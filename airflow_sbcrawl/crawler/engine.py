@@ -332,7 +332,7 @@ class Crawler:
             link_id = self._parked.pop()
             self._last_look.discard(link_id)
             return link_id
-        link_id = self.recrawl.next(len(self.policy) > 0)
+        link_id = self.recrawl.next(len(self.policy) > 0, self.pool.in_flight)
         return link_id if link_id is not None else self.policy.next()
 
     def _loop(self, start_pending: bool) -> str:

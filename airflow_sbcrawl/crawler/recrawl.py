@@ -5,21 +5,30 @@ A warm crawl knows the datasets of the last run (with their validators), the pag
 row; not a menu, pager or sidebar of bare titles), hashes of those contexts, and the keys of every URL the
 last runs met. It then spends its requests in this order:
 
+0. **What is new**: known feeds (RSS, Atom) are checked first, as they change whenever the site publishes.
+   Rows of a listing (a page that described known pages) that the last runs never met are new items: their
+   pages are visited before anything else, and so is the listing's next page (the nearest page it links
+   that lies farther from the start), since items are published at a listing's head and push the rows
+   before them on: a listing is followed from its head for as long as it shows new rows.
 1. **What changed, as the pages show it**: a known page or dataset shown in a context the memory does not
    know (a catalogue row whose "last modified" moved on) is revisited or checked right away; a file whose
-   page is revisited for the same reason waits for that page, which says which of its files changed. A row
-   the memory never saw described is judged by its dates against the site's clock at the last run (the
-   newest Last-Modified it saw). Known files a page listed last time and lists no more are checked too
-   (moved or removed). Checks are conditional GETs (If-None-Match / If-Modified-Since; a 304 is one
-   request and no body), done before the page's new links, so a file that moved is recognised at its old
-   URL by its validators.
+   page is revisited for the same reason waits for that page, which says which of its files changed (a
+   page with one known file: that file is checked instead, and the page waits). A row the memory never
+   saw described is judged by its dates against the site's clock at the last run (the newest
+   Last-Modified it saw); a row that changed with no date past that clock (a file removed, a text edited)
+   shows nothing new or updated, and its page waits until after the revisits. Known files a page listed
+   last time and lists no more are checked too (moved or removed). Checks are conditional GETs
+   (If-None-Match / If-Modified-Since; a 304 is one request and no body), done before the page's new
+   links, so a file that moved is recognised at its old URL by its validators.
 2. **Revisits, most unsettled first**: a greedy cover of the known pages and datasets by the pages that
    described them: the page whose rows would settle the most (a catalogue page: its rows' dataset pages
    and their files) comes next. A row as it was, or a 304, vouches for what it describes. Rows a page no
-   longer shows (shifted as datasets were added) credit the next page it links.
-3. **The rest, to be sure**: conditional checks of the datasets nothing vouched for (those whose server
-   gives no validator last, as they cost a download), then the pages whose links all were settled, then
-   the datasets that were vouched for.
+   longer shows (shifted as datasets were added) credit its next page. While a listing page is being
+   read, only listing pages and rows that changed go: its rows may vouch for what the other revisits and
+   checks would ask (which rows a shifted page shows is not known before it is read), so those wait.
+3. **The rest, to be sure**: the pages whose rows changed without a newer date, conditional checks of the
+   datasets nothing vouched for (those whose server gives no validator last, as they cost a download),
+   then the pages whose links all were settled, then the datasets that were vouched for.
 4. **Exploration** by the policy, restored with its learned model, of the links that are new: unread
    links placed like those to pages that described datasets (a new catalogue row) go first; links the
    last runs met already wait until the revisits and checks are done.
@@ -44,6 +53,7 @@ import lxml.etree
 import lxml.html
 import numpy as np
 
+from airflow_sbcrawl.crawler.classify import TARGET
 from airflow_sbcrawl.crawler.memory import KnownDataset, KnownPage, SiteMemory, url_key
 from airflow_sbcrawl.crawler.policies.base import NewLink
 from airflow_sbcrawl.crawler.urls import resolve
@@ -77,6 +87,8 @@ _ID = re.compile(r"#[^ .]*|\d+")
 MODEL_KEYS = ("policy", "ngram", "dim_log2", "hash_width", "hash_prime", "theta", "tagpath_ignore_digits",
               "batch_size")
 _GONE = (404, 410)
+_FEEDS = frozenset({"application/rss+xml", "application/atom+xml"})
+_WAIT = -1  # from the revisit order: the next revisit waits for the listing pages being read
 _NO_PAGE = KnownPage(url="")
 
 
@@ -199,6 +211,7 @@ class Recrawl:
         self._by_page: dict[str, list[int]] = {}  # page URL -> known datasets first found there
         self._memory_pages: set[int] = set()
         self._urgent: deque[int] = deque()
+        self._edited: deque[int] = deque()  # pages whose rows changed with no newer date: after the revisits
         self._claimed: deque[int] = deque()
         self._unlisted: deque[int] = deque()
         self._paths: set[str] = set()
@@ -223,6 +236,9 @@ class Recrawl:
         self._seen: set[int] = set()  # keys of the URLs the last runs met
         self._read: set[int] = set()  # and of the pages they read
         self._stale: list[NewLink] = []  # links to some of those, held back from the policy (``claim``)
+        self._next_page: dict[int, int] = {}  # listing page read -> its next page (``_pass_on``)
+        self._new_rows: dict[int, set[str]] = {}  # listing page read -> links in rows the last runs never met
+        self._reading: set[int] = set()  # listing pages (and claimed pages) handed out, not read yet
 
     @property
     def warm(self) -> bool:
@@ -263,6 +279,9 @@ class Recrawl:
                              if links.ids[p.url] not in self._listing and links.ids[p.url] != start)
         # Known datasets with a validator are cheap to check (a 304); the others cost a download.
         self._checks = deque(sorted(self.known, key=lambda i: not self.known[i].has_validator))
+        # A feed lists what the site published last: it changed if anything was published since. No page
+        # tells of that (it is linked barely), so it is checked first.
+        self._urgent.extend(i for i in self._checks if self.known[i].mime.split(";")[0].strip() in _FEEDS)
         log.info("warm start from the memory of run %s: %d datasets, %d pages", mem.run_id, len(self.known),
                  len(mem.pages))
 
@@ -280,12 +299,16 @@ class Recrawl:
         crawler.classifier.restore(mem.model_state["classifier"], mem.model_arrays.get("classifier.classifier_coef"))
 
     # -- during the crawl ------------------------------------------------------------------------------
-    def next(self, policy_has_links: bool) -> int | None:
-        """The next revisit or check, or None when it is the policy's turn (or nothing is left)."""
+    def next(self, policy_has_links: bool, in_flight: int = 0) -> int | None:
+        """The next revisit or check, or None when it is the policy's turn (or nothing is left, or what is
+        left waits for the listing pages being read: ``in_flight`` requests are out)."""
+        if not in_flight:
+            self._reading.clear()  # nothing is out: a listing page handed out failed or was read
         while self._claimed:  # new pages placed like known ones: exploration, outside the allowance
             link_id = self._claimed.popleft()
             if link_id not in self._done:
                 self._done.add(link_id)
+                self._reading.add(link_id)
                 return link_id
         if self.spent >= self.allowance:
             self._release()
@@ -293,11 +316,25 @@ class Recrawl:
         self._handed += 1
         if policy_has_links and self._handed % (_POLICY_EVERY + 1) == 0:
             return None
-        for queue in (self._urgent, None, self._unlisted, self._checks, self._leaves, self._vouched):
-            link_id = self._next_revisit() if queue is None else self._take(queue)
+        # While a listing page is out, only what cannot wait for it goes: a row that changed (urgent) and
+        # other listing pages. Its rows may vouch for the pages and files behind them (the rows of a long
+        # catalogue shift from page to page as datasets are added, so which ones it shows is not known
+        # before it is read), and a request spent on one of those now is a request wasted.
+        waiting = bool(self._reading)
+        for queue in (self._urgent, None, self._edited, self._unlisted, self._checks, self._leaves, self._vouched):
+            if queue is None:
+                link_id = self._next_revisit(lists_only=waiting)
+            elif waiting and queue is not self._urgent:
+                return None
+            else:
+                link_id = self._take(queue)
+            if link_id == _WAIT:
+                return None
             if link_id is not None:
                 self._done.add(link_id)
                 self.spent += 1
+                if link_id in self._lists:
+                    self._reading.add(link_id)
                 return link_id
         self._release()
         return None
@@ -315,10 +352,11 @@ class Recrawl:
             return link_id
         return None
 
-    def _next_revisit(self) -> int | None:
+    def _next_revisit(self, lists_only: bool = False) -> int | None:
         """The memory page whose links show most of what this run has not seen yet: a greedy cover of the
         known pages and datasets by the pages that linked them (a catalogue page shows a dozen datasets'
-        rows, a dataset page its files). Pages whose links were all seen go to the leaves."""
+        rows, a dataset page its files). Pages whose links were all seen go to the leaves. ``lists_only``:
+        ``_WAIT`` when the next one is not a listing page."""
         heap = self._revisits
         while heap:
             gain, depth, page = heap[0]
@@ -327,6 +365,8 @@ class Recrawl:
                 continue
             now = self._gain(page)
             if now and now == -gain:
+                if lists_only and page not in self._lists:
+                    return _WAIT
                 heapq.heappop(heap)
                 single = [i for i in self._listing.get(page, ()) if i not in self._covered]
                 if now == 1 and single[0] in self.known:
@@ -394,6 +434,7 @@ class Recrawl:
         revisits: set[int] = set()
         ids = self._links.ids
         page_id = ids.get(url)
+        self._reading.discard(page_id)
         if page_id is not None:
             self._cover(page_id, vouched=False)
         # Every context on a page never seen is new: it tells of a change only on pages like those that
@@ -422,10 +463,33 @@ class Recrawl:
             if link_id in self.known:
                 checks.append(link_id)
             elif link_id in self._memory_pages:
-                self._urgent.append(link_id)
-                revisits.add(link_id)
+                dated = link in described and self._clock and dates.get(link, "")
+                if dated and dated <= self._clock:
+                    # A row dated no later than the site's clock at the last run changed otherwise (a file
+                    # removed, a text edited): nothing new or updated to find there, the page can wait.
+                    self._edited.append(link_id)
+                    revisits.add(link_id)
+                elif (only := self._only_file(link_id)) is not None:
+                    # One known file behind the row: its conditional GET says what changed in one request,
+                    # where the page and then the file take two. The page (a file added?) waits.
+                    if only not in self._done:
+                        self._covered.add(only)
+                        checks.append(only)
+                    self._edited.append(link_id)
+                else:
+                    self._urgent.append(link_id)
+                    revisits.add(link_id)
         if page_id is not None and telling:
             self._pass_on(page_id, contexts, described)
+            if page_id in self._lists:  # its rows never met: new items, claimed when their links are read
+                rows = {link for link in described if url_key(link) not in self._seen
+                        and ids.get(link) not in self._memory_pages and ids.get(link) not in self.known}
+                met = [i for link in rows if (i := ids.get(link)) is not None and i not in self._done
+                       and self._links.predicted[i] != TARGET]  # a page's files are its own work's
+                if met:  # or now, if another page led to them first (a "featured" block on the home page)
+                    self._claimed.extend(met)
+                    self._follow(page_id)
+                self._new_rows[page_id] = rows
         # Known files the page listed last time and no more: moved or removed, or just listed elsewhere now
         # (a catalogue's rows shift as datasets are added). Checked after the hubs, unless seen linked again.
         self._unlisted.extend(i for i in self._by_page.pop(url, ()) if self._url(i) not in contexts)
@@ -440,8 +504,9 @@ class Recrawl:
         return checks
 
     def claim(self, pages: list[NewLink]) -> list[NewLink]:
-        """New links a page led to that sit where links to pages listing datasets sat (a new row in a
-        catalogue) and the last runs did not read: visited before the policy's picks. Links the last runs
+        """New links a page led to that sit where links to pages listing datasets sat, or in a row of a
+        listing (a page that described known pages) never met before: a new row in a catalogue, a new item
+        of the news, that the last runs did not read: visited before the policy's picks. Links the last runs
         met already (and that led to no dataset) wait until the revisits and checks are done. Returns the
         others, for the policy."""
         if not self.warm:
@@ -449,19 +514,39 @@ class Recrawl:
         rest = []
         for link in pages:
             key = url_key(link.url)
-            if key not in self._read and _ID.sub("", link.tag_path) in self._paths:
+            parent = self._links.parent[link.id]
+            new_row = link.url in self._new_rows.get(parent, ())
+            if key not in self._read and (new_row or _ID.sub("", link.tag_path) in self._paths):
                 self._claimed.append(link.id)
+                # A new row on a listing page: new items are published at a listing's head and push the
+                # rows before them on, so its next page shows new items too (or those this page no longer
+                # shows). It is revisited right away: a listing is followed from its head for as long as
+                # it shows new rows, before the deep pages of long archives.
+                self._follow(parent)
             elif key in self._seen:
                 self._stale.append(link)
             else:
                 rest.append(link)
         return rest
 
+    def _follow(self, page: int) -> None:
+        """A listing page showed a new row: its next page is revisited right away (see ``claim``)."""
+        nxt = self._next_page.pop(page, None)
+        if nxt is not None and nxt not in self._done:
+            self._urgent.append(nxt)
+
     def _release(self) -> None:
         """The links held back go to the policy: the revisits and checks are over."""
         if self._stale and self._policy is not None:
             self._policy.add(self._stale)
             self._stale = []
+
+    def _only_file(self, page: int) -> int | None:
+        """The one known dataset a page that lists no pages linked last time, if it linked one only."""
+        if page in self._lists:
+            return None
+        files = [i for i in self._listing.get(page, ()) if i in self.known]
+        return files[0] if len(files) == 1 else None
 
     def _memory_contexts(self, link_id: int) -> set[str]:
         known = self.known.get(link_id)
@@ -471,21 +556,25 @@ class Recrawl:
         return set(page.contexts) if page is not None else set()
 
     def _pass_on(self, page_id: int, contexts: dict[str, set[str]], described: set[str]) -> None:
-        """What a page described last time and shows no more moved on to the first page it links barely
-        among those that describe pages too and are still to revisit (a catalogue's rows shift to its next
-        page as datasets are added): that page gets its credit in the revisit order."""
+        """Where a listing's rows went: its next page, the first page it links barely among those that
+        describe pages too, are still to revisit and lie farther from the start ("next", not "previous").
+        What the page described last time and shows no more moved on to that page (a catalogue's rows shift
+        as datasets are added): it gets their credit in the revisit order. It is also the page revisited
+        right away if this one shows new rows (see ``claim``)."""
+        ids, depth = self._links.ids, self._links.depth
+        heirs = [i for link in contexts if link not in described and (i := ids.get(link)) is not None
+                 and i in self._lists and i not in self._done and depth[i] > depth[page_id]]
+        if not heirs:
+            return
+        heir = min(heirs, key=lambda i: depth[i])  # the nearest; the first on the page among those
+        self._next_page[page_id] = heir
         urls = self._links.urls
         gone = [i for i in self._listing.get(page_id, ()) if i not in self._covered and urls[i] not in contexts
                 and (page_id, i) in self._described]
-        if not gone:
-            return
-        ids = self._links.ids
-        heirs = [i for link in contexts if link not in described and (i := ids.get(link)) is not None
-                 and i in self._lists and i not in self._done]
-        for heir in heirs[:1]:
+        if gone:
             self._listing[heir] = [*self._listing.get(heir, ()), *gone]
             self._described.update((heir, i) for i in gone)
-            heapq.heappush(self._revisits, (-self._gain(heir), self._links.depth[heir], heir))
+            heapq.heappush(self._revisits, (-self._gain(heir), depth[heir], heir))
 
     def _was_described(self, link_id: int) -> bool:
         """Whether a page described the known page or dataset last time (memories from before describers
@@ -536,6 +625,7 @@ class Recrawl:
     def page_unchanged(self, url: str) -> None:
         self.unchanged_pages.add(url)
         if (link_id := self._links.ids.get(url)) is not None:
+            self._reading.discard(link_id)
             self._cover(link_id, vouched=True)
 
     def classify(self, link_id: int, resp: Response) -> str:
@@ -573,7 +663,8 @@ class Recrawl:
             "spent": self.spent, "handed": self._handed, "status": self.status,
             "page_validators": self.page_validators, "unchanged_pages": sorted(self.unchanged_pages),
             "contexts": {k: sorted(v) for k, v in self.contexts.items()},
-            "urgent": list(self._urgent), "claimed": list(self._claimed), "unlisted": list(self._unlisted),
+            "urgent": list(self._urgent), "edited": list(self._edited), "claimed": list(self._claimed),
+            "unlisted": list(self._unlisted),
             "paths": sorted(self._paths), "listers": self.listers,
             "revisits": [list(entry) for entry in self._revisits], "covered": sorted(self._covered),
             "leaves": list(self._leaves), "checks": list(self._checks), "vouched": list(self._vouched),
@@ -604,6 +695,7 @@ class Recrawl:
         # (a checkpoint of a warm run from before the greedy revisits has its hubs instead: revisited first)
         self.listers = {k: list(v) for k, v in state.get("listers", {}).items()}
         self._urgent = deque([*state["urgent"], *state.get("hubs", ())])
+        self._edited = deque(state.get("edited", ()))
         self._revisits = [(int(g), int(d), int(i)) for g, d, i in state.get("revisits", ())]
         heapq.heapify(self._revisits)
         self._covered = set(state.get("covered", ()))
