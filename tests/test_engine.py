@@ -108,10 +108,12 @@ def test_hostile_site_is_survived(sim_server, sim_proxy_env, tmp_path):
     # 429 storms are retried after Retry-After, and their CSVs end up retrieved.
     busy = {e.url for e in log if e.status == 429}
     # A Retry-After holds the whole host, not only the request that got it: concurrent requests to that
-    # host arrive either before the 429 went out (already on their way) or after the pause.
+    # host arrive either before the 429 went out (already on their way; half a second allowed, since a
+    # loaded 2-core machine can hold a sent request that long) or after the 1 s pause. Without the
+    # host-wide pause the other threads go on sending within milliseconds, through the whole second.
     for told in (e for e in log if e.status == 429):
         host = urlsplit(told.url).netloc
-        early = [e.url for e in log if urlsplit(e.url).netloc == host and told.time + 0.2 < e.arrived < told.time + 0.9]
+        early = [e.url for e in log if urlsplit(e.url).netloc == host and told.time + 0.5 < e.arrived < told.time + 0.9]
         assert not early, f"requests during a Retry-After pause of {host}: {early[:3]}"
     rows = manifest(tmp_path)
     got = {r["url"] for r in rows}

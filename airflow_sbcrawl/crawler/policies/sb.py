@@ -185,7 +185,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self._revealed: list[tuple[int, int, list[int]]] = []  # (action, sub-arm, link ids)
         self._last_surplus = 0.0
         # Link handed out and fed back -> its (action, sub-arm), for credit that arrives later (credit_late).
-        self._pulled: dict[int, int] = {}
+        # A dense array by link id (-1: not handed out), not a dict: 8 bytes a link at 10^6 links.
+        self._pulled = np.full(0, -1, dtype=np.int64)
         # Per sub-arm: links handed out whose GET was answered, and how many of those were files.
         self._sub_answers = np.zeros(0, dtype=np.int64)
         self._sub_files = np.zeros(0, dtype=np.int64)
@@ -338,6 +339,10 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self.bandit.reward(action, credit)
         self.sub_bandit.reward(sub, credit)
         self._sub_targets[sub] += reward
+        if link_id >= len(self._pulled):
+            grown = np.full(max(2 * len(self._pulled), link_id + 1, 1024), -1, dtype=np.int64)
+            grown[: len(self._pulled)] = self._pulled
+            self._pulled = grown
         self._pulled[link_id] = pending
         self._credited += 1
         self.rho += (credit - self.rho) / min(self._credited, _RHO_HORIZON)
@@ -347,8 +352,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         the mean credit of its action and template as if it had been counted then. Without it, a table page
         read while the classifier was young keeps a credit of zero for the hundreds of files it listed, and
         its siblings wait behind news pages."""
-        pending = self._pulled.get(page_id)
-        if pending is None:  # the start page, or a page handed out by another run
+        pending = int(self._pulled[page_id]) if 0 <= page_id < len(self._pulled) else -1
+        if pending < 0:  # the start page, or a page handed out by another run
             return
         action, sub = divmod(pending, _SUB_STRIDE)
         self.bandit.add_to_mean(action, reward)
@@ -410,8 +415,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             "sub_levels": np.concatenate([p[1] for p in parts] or [empty[1]]),
             "sub_answers": self._sub_answers.copy(), "sub_files": self._sub_files.copy(),
             "sub_targets": self._sub_targets.copy(),
-            "pulled_ids": np.fromiter(self._pulled.keys(), dtype=np.int64, count=len(self._pulled)),
-            "pulled_arms": np.fromiter(self._pulled.values(), dtype=np.int64, count=len(self._pulled)),
+            "pulled_ids": np.flatnonzero(self._pulled >= 0).astype(np.int64),
+            "pulled_arms": self._pulled[self._pulled >= 0],
             "urgent": np.array(self._urgent, dtype=np.int64),
         }
 
@@ -454,8 +459,9 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             target[: len(saved)] = saved
         self._draining = [int(sub) for sub in np.flatnonzero(_is_files(self._sub_answers, self._sub_files))]
         self._urgent = arrays.get("urgent", empty).tolist()
-        self._pulled = dict(zip(arrays.get("pulled_ids", empty).tolist(), arrays.get("pulled_arms", empty).tolist(),
-                                strict=True))
+        ids = arrays.get("pulled_ids", empty).astype(np.int64)
+        self._pulled = np.full(int(ids.max()) + 1 if len(ids) else 0, -1, dtype=np.int64)
+        self._pulled[ids] = arrays.get("pulled_arms", empty)
 
 
 def url_template(url: str) -> str:
