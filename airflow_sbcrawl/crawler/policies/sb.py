@@ -345,7 +345,11 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             self._pulled = grown
         self._pulled[link_id] = pending
         self._credited += 1
-        self.rho += (credit - self.rho) / min(self._credited, _RHO_HORIZON)
+        # rho is what a typical page is worth: a rich page counts at the threshold that makes it rich, or
+        # one 450-file catalogue page lifts the average (and the exploration bonus scaled by it) above
+        # every template that pays a file a page for the next few hundred pages.
+        typical = min(credit, max(_RICH_TARGETS, _RICH_FACTOR * self.rho))
+        self.rho += (typical - self.rho) / min(self._credited, _RHO_HORIZON)
 
     def credit_late(self, page_id: int, reward: float) -> None:
         """A target the classifier took for a page when ``page_id`` was read is still that page's: added to
