@@ -257,3 +257,17 @@ def test_action_norms_are_numpys_to_the_bit(saved_sites):
     for vector in vectors:
         got, expected = _norm(vector), np.linalg.norm(vector)
         assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+def test_links_to_known_urls_are_left_out_and_nothing_else(saved_sites):
+    known: set[str] = set()
+    left_out = 0
+    for url, body in _pages(saved_sites):  # in crawl order: each page's links are known on the next pages
+        every = extract_links(body, url)
+        got = extract_links(body, url, known=known)
+        assert got == [link for link in every if link.url not in known], url
+        assert extract_links(body, url, max_links=7, known=known) == \
+            [link for link in extract_links(body, url, max_links=7) if link.url not in known], url
+        left_out += len(every) - len(got)
+        known.update(link.url for link in every)
+    assert left_out > 10 * len(saved_sites) * 25  # menus: most links of most pages are known

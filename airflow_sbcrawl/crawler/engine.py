@@ -630,7 +630,7 @@ class Crawler:
         root = work.root()
         new: list[NewLink] = []
         for link in extract_links(resp.body, page_url, charset_of(resp.headers.get("content-type")),
-                                  self.config.max_links_per_page):
+                                  self.config.max_links_per_page, known=self.links.ids):
             url = link.url
             if url in self.links or url not in self.scope or extension(url) in self.config.blocked_extensions:
                 continue
