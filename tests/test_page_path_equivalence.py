@@ -210,3 +210,64 @@ def test_a_restored_queue_is_the_queue_built_link_by_link():
     r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
     assert [restored.pop(r1) for _ in range(500)] == [plain.pop(r2) for _ in range(500)]
     assert len(LeveledQueue.from_arrays(np.zeros(0, np.int64), np.zeros(0, np.int16))) == 0
+
+
+def test_extension_by_position_is_that_of_the_parsed_path():
+    urls = ["http://h.example?x=/a.csv", "http://h.example#f/x.pdf", "http://h.example/a#b?c.pdf",
+            "http://h.example/a?b#c.zip", "https://", "http://h.example", "http://h.example/", "http://h.example/a.b/",
+            "http://h.example/d/f.CSV?x=1.xls", "http://h.example/.hidden", "http://h.example/f.tar.gz#top",
+            "HTTP://h.example/x.CSV", "http://h.example/x.csv\t", "ftp://h.example/x.csv", "x.csv", "",
+            "http://u:p@h.example:8080/r/report.2024.PDF"]
+    for url in urls:
+        segment = urlsplit(url).path.rsplit("/", 1)[-1]
+        assert extension(url) == (segment.rsplit(".", 1)[-1].lower() if "." in segment else ""), url
+
+
+def test_cached_charset_is_the_email_package_reading():
+    from email.message import Message
+
+    from airflow_sbcrawl.crawler.html import charset_of
+
+    def plain(content_type):
+        if not content_type:
+            return None
+        msg = Message()
+        msg["content-type"] = content_type
+        charset = msg.get_param("charset")
+        return charset if isinstance(charset, str) else None
+
+    types = [None, "", "text/html", "text/html; charset=utf-8", "text/html;charset=\"ISO-8859-1\"",
+             "TEXT/HTML; Charset=Windows-1252; q=1", "text/html; charset*=utf-8''latin-1", "text/html; charset=",
+             "garbage;;;=", "text/html; charset=utf-8; charset=latin-1"]
+    for content_type in types * 2:  # the second time from the cache
+        assert charset_of(content_type) == plain(content_type), content_type
+    assert charset_of("text/html; charset=utf-8") == "utf-8"
+    assert charset_of.cache_info().hits >= len(types)
+
+
+def test_action_norms_are_numpys_to_the_bit(saved_sites):
+    from airflow_sbcrawl.crawler.actions import _norm
+
+    vectorizer = TagPathVectorizer()
+    vectors = [vectorizer.transform_one(link.tag_path) for url, body in _pages(saved_sites)[:20]
+               for link in extract_links(body, url)]
+    rng = np.random.default_rng(1)
+    vectors += [rng.random(vectorizer.dim, dtype=np.float32) * 7, np.zeros(vectorizer.dim, np.float32),
+                rng.random(33)]  # a float64 one too
+    for vector in vectors:
+        got, expected = _norm(vector), np.linalg.norm(vector)
+        assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+def test_links_to_known_urls_are_left_out_and_nothing_else(saved_sites):
+    known: set[str] = set()
+    left_out = 0
+    for url, body in _pages(saved_sites):  # in crawl order: each page's links are known on the next pages
+        every = extract_links(body, url)
+        got = extract_links(body, url, known=known)
+        assert got == [link for link in every if link.url not in known], url
+        assert extract_links(body, url, max_links=7, known=known) == \
+            [link for link in extract_links(body, url, max_links=7) if link.url not in known], url
+        left_out += len(every) - len(got)
+        known.update(link.url for link in every)
+    assert left_out > 10 * len(saved_sites) * 25  # menus: most links of most pages are known

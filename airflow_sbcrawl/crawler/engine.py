@@ -27,7 +27,7 @@ from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.earlystop import make_stopper
 from airflow_sbcrawl.crawler.fetch import Fetcher, Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
-from airflow_sbcrawl.crawler.html import extract_links
+from airflow_sbcrawl.crawler.html import charset_of, extract_links
 from airflow_sbcrawl.crawler.mimes import dataset_extensions
 from airflow_sbcrawl.crawler.policies import NewLink, Policy, make_policy
 from airflow_sbcrawl.crawler.pool import FetchPool
@@ -607,7 +607,7 @@ class Crawler:
         work = _Work(page_id, resp, nesting, parent, feedback_id)
         self._works.add(work)
         checks = self.recrawl.page_read(self.links.urls[page_id], resp.body,
-                                        _charset(resp.headers.get("content-type")), resp.headers,
+                                        charset_of(resp.headers.get("content-type")), resp.headers,
                                         record=self.memory_store is not None)
         for known_id in checks:
             self._queue_job(self._job(known_id, work))
@@ -640,8 +640,8 @@ class Crawler:
         depth = self.links.depth[work.page_id] + 1
         root = work.root()
         new: list[NewLink] = []
-        for link in extract_links(resp.body, page_url, _charset(resp.headers.get("content-type")),
-                                  self.config.max_links_per_page):
+        for link in extract_links(resp.body, page_url, charset_of(resp.headers.get("content-type")),
+                                  self.config.max_links_per_page, known=self.links.ids):
             url = link.url
             if url in self.links or url not in self.scope or extension(url) in self.config.blocked_extensions:
                 continue
@@ -920,15 +920,6 @@ class Crawler:
                     self.recrawl.status[row["url"]] = status
                 self.targets += status in ("new", "changed")
         self.rows_written = len(rows)
-
-
-def _charset(content_type: str | None) -> str | None:
-    if not content_type:
-        return None
-    msg = Message()
-    msg["content-type"] = content_type
-    charset = msg.get_param("charset")
-    return charset if isinstance(charset, str) else None
 
 
 def _filename(disposition: str | None) -> str:

@@ -175,20 +175,21 @@ _UNSAFE = frozenset("\t\r\n")
 def extension(url: str) -> str:
     """Lower-case extension of the URL's last path segment, without the dot ("" when none)."""
     if url.startswith(("http://", "https://")) and _UNSAFE.isdisjoint(url):
-        # The path of an http(s) URL: after the authority (which ends at the first / ? #), up to ? or #.
-        rest = url[url.find("//") + 2:]
-        cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
-        path = rest[cut:]
-        if rest[cut:cut + 1] == "/":
-            for mark in "?#":
-                i = path.find(mark)
-                if i >= 0:
-                    path = path[:i]
-        else:
-            path = ""
+        # The path of an http(s) URL: after the authority (which ends at the first / ? #), up to ? or #;
+        # found by position, without slicing the URL apart.
+        start = url.find("//") + 2
+        end = url.find("?", start)
+        if end < 0:
+            end = len(url)
+        mark = url.find("#", start, end)
+        if mark >= 0:
+            end = mark
+        slash = url.rfind("/", start, end)
+        if slash < 0:  # no path: the authority runs up to the query or the end
+            return ""
+        segment = url[slash + 1:end]
     else:
-        path = urlsplit(url).path
-    segment = path.rsplit("/", 1)[-1]
+        segment = urlsplit(url).path.rsplit("/", 1)[-1]
     if "." not in segment:
         return ""
     return segment.rsplit(".", 1)[-1].lower()
