@@ -179,9 +179,13 @@ def test_drought_stop_waits_a_share_of_the_crawl_before_it():
     assert first_stop(0.0) == 2300  # sized by the rich section's rate alone: the sparse rest is lost
     assert first_stop(0.5) is None
     stop = DroughtStop(min_pages=300, expected=30, share=0.5)
-    for page in range(1, 4001):  # everything in the first 2,000 pages, then nothing
+    for page in range(1, 2351):  # everything in the first 2,000 pages, then nothing
         stop.update(page, 2 * min(page, 2000))
+    # The look comes when the drought is long for the crawl's rate; the stop only against the whole crawl.
+    assert stop.should_look and not stop.should_stop
+    stop.update(3000, 4000)
     assert stop.window() == 1000 and stop.should_stop
+    assert not EarlyStopping().should_look  # the paper's rule has no look
 
 
 def test_drought_stop_never_judges_a_crawl_that_found_nothing_yet():

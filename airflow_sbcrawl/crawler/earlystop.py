@@ -44,6 +44,10 @@ class EarlyStopping:
         """The paper's rule stops when it says so: no last look (see DroughtStop)."""
         return True
 
+    @property
+    def should_look(self) -> bool:
+        return False
+
     def note_look(self) -> None:
         pass
 
@@ -76,10 +80,11 @@ class DroughtStop:
     half the crawl before it is evidence whatever the site's layout; a finished crawl pays for it with at
     most that share of the requests it already spent.
 
-    Before a drought ends the crawl, the engine takes one last look per drought (``looked`` /
-    ``note_look``): the best links still waiting in the parts of the site that paid before. A crawl that
-    wandered into news pagers and tag archives while a leaf category's "page 2" waited finds its way back;
-    one that is done spends a few dozen requests more."""
+    Once a drought is as long as the window without that share (``should_look``), the engine takes one
+    look per drought (``looked`` / ``note_look``): the best links still waiting in the parts of the site
+    that paid before. A crawl that wandered into news pagers and tag archives while a leaf category's
+    "page 2" waited finds its way back after a few hundred pages, not after half the crawl; one that is
+    done spends a few dozen requests more."""
 
     def __init__(self, min_pages: int = 300, expected: float = 30.0, share: float = 0.5) -> None:
         self.min_pages = min_pages
@@ -106,14 +111,21 @@ class DroughtStop:
         elif promising:
             self._pages_at_last_progress = pages
 
-    def window(self) -> int:
+    def _rate_window(self) -> int:
         if self._targets == 0:
             # No history to judge by: a site whose datasets sit behind one hard-to-find page (a download
             # page linked from a few old posts) gives nothing for thousands of pages, then everything.
             # Only the budget ends such a crawl.
             return sys.maxsize
         rate = self._targets / max(self._pages_at_last_target, 1)
-        return max(self.min_pages, int(self.expected / rate), int(self.share * self._pages_at_last_progress))
+        return max(self.min_pages, int(self.expected / rate))
+
+    def window(self) -> int:
+        return max(self._rate_window(), int(self.share * self._pages_at_last_progress))
+
+    @property
+    def should_look(self) -> bool:
+        return self._pages - self._pages_at_last_progress >= self._rate_window()
 
     @property
     def should_stop(self) -> bool:

@@ -363,22 +363,24 @@ class Crawler:
                 self._complete(*done)
 
     def _early_stop(self) -> bool:
-        """Whether early stopping ends the crawl now. A drought gets one last look first: the links the
-        policy rates best among those left are crawled before the crawl is judged done. Then it ends the
-        crawl only if the frontier does not promise ``es_expected`` targets more by what links of its kinds
-        gave so far: the crawl's history is dominated by the section that paid first, while thousands of
-        news articles waiting, of which one in fifty listed files, still hold datasets."""
-        if not (self.config.early_stopping and self.early.should_stop):
+        """Whether early stopping ends the crawl now. A drought gets one look first, as soon as it is long
+        for the crawl's rate: the links the policy rates best among those left are crawled. It ends the
+        crawl only once it is also long against the whole crawl, and if the frontier does not promise
+        ``es_expected`` targets more by what links of its kinds gave so far: the crawl's history is
+        dominated by the section that paid first, while thousands of news articles waiting, of which one
+        in fifty listed files, still hold datasets."""
+        if not self.config.early_stopping or self._last_look:
+            return False  # a look's links are still to be sent
+        if self.early.should_look and not self.early.looked():
+            self.early.note_look()
+            links = self.policy.last_look(_LAST_LOOK)
+            self._last_look = set(links)
+            self._parked.extend(reversed(links))  # the best first
+            if links:
+                return False
+        if not self.early.should_stop:
             return False
-        if self._last_look:
-            return False  # its links are still to be sent
-        if self.early.looked():
-            return self.policy.expected_targets() < self.config.es_expected
-        self.early.note_look()
-        links = self.policy.last_look(_LAST_LOOK)
-        self._last_look = set(links)
-        self._parked.extend(reversed(links))  # the best first
-        return not links
+        return self.policy.expected_targets() < self.config.es_expected
 
     def _idle_reason(self) -> str:
         """Why nothing could be sent with nothing in flight."""
