@@ -330,7 +330,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         pending = self._pending.pop(link_id, None)
         surplus = self.surplus()
         credit = reward + self.gamma * surplus
-        rich = pending is not None and reward >= max(_RICH_TARGETS, _RICH_FACTOR * self.rho)
+        rich_from = self._rich_threshold()
+        rich = pending is not None and reward >= rich_from
         self._release(credit, follow=rich)
         self._last_surplus = surplus
         if pending is None:
@@ -348,8 +349,12 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         # rho is what a typical page is worth: a rich page counts at the threshold that makes it rich, or
         # one 450-file catalogue page lifts the average (and the exploration bonus scaled by it) above
         # every template that pays a file a page for the next few hundred pages.
-        typical = min(credit, max(_RICH_TARGETS, _RICH_FACTOR * self.rho))
+        typical = min(credit, rich_from)
         self.rho += (typical - self.rho) / min(self._credited, _RHO_HORIZON)
+
+    def _rich_threshold(self) -> float:
+        """The targets a page must hold to be a rich page (a catalogue) at the crawl's current average."""
+        return max(_RICH_TARGETS, _RICH_FACTOR * self.rho)
 
     def credit_late(self, page_id: int, reward: float) -> None:
         """A target the classifier took for a page when ``page_id`` was read is still that page's: added to
