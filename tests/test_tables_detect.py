@@ -284,8 +284,8 @@ def test_a_total_column_is_derived_by_arithmetic_not_by_its_name():
 
 
 def test_a_label_line_right_under_the_header_does_not_replace_it():
-    from airflow_sbcrawl.tables.detect import _frame_tables
     from airflow_sbcrawl.tables.features import cell_kinds
+    from airflow_sbcrawl.tables.segment import _frame_tables
     from airflow_sbcrawl.tables.values import SheetCells
 
     rows = [["Region", "2010", "2011"], ["Northeast", "States", ""], ["Maine", "1.3", "1.4"],
