@@ -30,7 +30,10 @@ def write_report(crawler: Crawler, summary: CrawlSummary, out_dir: str | Path,
     """Write ``report.md``, ``report-harvest.png`` and ``report-groups.png`` into ``out_dir``.
 
     ``truth`` maps a URL to its kind ("html", "target", anything else meaning neither), e.g. the
-    simulator's ``site.kind``; without it the classifier is judged on the links the crawl fetched."""
+    simulator's ``site.kind``; without it the classifier is judged on the links the crawl fetched.
+    ``crawler`` is the finished crawl (its policy, link table, harvest arrays and resumes are read, never
+    changed) and ``summary`` what its ``run()`` returned. Returns the path of ``report.md``; the folder is
+    created if missing, and an unwritable one raises ``OSError``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     described = crawler.policy.describe()

@@ -99,9 +99,11 @@ class CatalogConfig:
         return cls.from_properties(server.pyiceberg_properties(), namespace=namespace)
 
     def with_namespace(self, namespace: str) -> CatalogConfig:
+        """The same catalog, its tables in another namespace."""
         return CatalogConfig(self.uri, self.warehouse, namespace, self.name, dict(self.properties))
 
     def redacted_properties(self) -> dict[str, str]:
+        """The properties with every secret replaced by ``***``: safe to log or show."""
         return {k: ("***" if k in SECRET_KEYS else v) for k, v in self.properties.items()}
 
 

@@ -61,7 +61,9 @@ def load_tables(
     of the same load converges.
 
     Pass every table of a source file in one call: tables of a source omitted here are deleted with it.
-    ``crawl_run`` overrides ``Provenance.crawl_run`` when given.
+    ``crawl_run`` overrides ``Provenance.crawl_run`` when given. The namespace and tables are created when
+    missing (``ensure_tables``). Raises ``ValueError`` for an empty ``site`` and ``LakeError`` (naming the
+    catalog and the cause, never a secret) when the catalog cannot be reached or refuses the write.
     """
     if not site:
         raise ValueError("site must be a non-empty string")
@@ -117,7 +119,8 @@ def load_tables(
 
 def mark_gone(config: CatalogConfig, *, site: str, urls: Sequence[str]) -> int:
     """Set ``gone_at`` on the ``tables`` rows of source files a recrawl found removed (404/410); their rows
-    and observations stay. Returns how many rows were marked (already marked ones are left as they are)."""
+    and observations stay. Returns how many rows were marked (already marked ones are left as they are).
+    ``LakeError`` when the catalog cannot be reached or refuses the write."""
     if not urls:
         return 0
     catalog = connect(config)

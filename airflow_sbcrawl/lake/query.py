@@ -22,7 +22,8 @@ def scan(
     limit: int | None = None,
 ) -> pa.Table:
     """Rows of one lake table as Arrow; ``row_filter`` is a pyiceberg expression or its string form
-    (e.g. ``"site = 'ons' AND value > 10"``), pushed down to file and partition pruning."""
+    (e.g. ``"site = 'ons' AND value > 10"``), pushed down to file and partition pruning. ``LakeError`` when
+    the catalog cannot be reached or the table does not exist."""
     catalog = connect(config)
     try:
         iceberg = catalog.load_table((config.namespace, table))
@@ -40,7 +41,9 @@ def query(config: CatalogConfig, sql: str, params: dict[str, Any] | None = None)
 
     ``params`` fills ``$name`` placeholders, so values never need quoting into the SQL text. Only the
     tables the SQL names are scanned, each in full into memory: fine for demos and tests, not for a
-    production lake (point a real engine at the catalog for that).
+    production lake (point a real engine at the catalog for that). Returns the result as Arrow (an empty
+    table for a statement without a result). ``LakeError`` when duckdb is missing, or the catalog or a table
+    cannot be read; DuckDB's own error for bad SQL.
     """
     try:
         import duckdb

@@ -93,6 +93,7 @@ def _sorted_by_source(schema: Schema) -> SortOrder:
 
 
 def ensure_namespace(catalog: Catalog, namespace: str) -> None:
+    """Create ``namespace`` unless it exists; the catalog's own errors pass through."""
     catalog.create_namespace_if_not_exists(namespace)
 
 
@@ -100,7 +101,8 @@ def ensure_tables(catalog: Catalog, namespace: str) -> dict[str, Table]:
     """Create the namespace and both tables if missing; return the tables by short name.
 
     Existing tables only gain the columns added to the schemas since they were created (nullable, so
-    their rows read as null there); nothing else is altered, so this is safe to call on every load.
+    their rows read as null there); nothing else is altered, so this is safe to call on every load. The
+    catalog's own errors pass through (callers turn them into ``LakeError``).
     """
     ensure_namespace(catalog, namespace)
     tables = {

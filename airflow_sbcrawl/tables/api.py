@@ -33,6 +33,7 @@ class FileResult:
 
     @property
     def ok(self) -> bool:
+        """True unless the file gave errors and no table: a file read in part still counts as read."""
         return bool(self.tables) or not self.errors
 
 
@@ -55,7 +56,15 @@ def detect_file(
     name: str = "",
     limits: Limits | None = None,
 ) -> FileResult:
-    """Read a file of any supported format and find the tables in all its sheets. Never raises for bad input."""
+    """Read a file of any supported format and find the tables in all its sheets. Never raises for bad input.
+
+    ``path_or_bytes``: a path to read, or the file's bytes; ``mime`` (the server's Content-Type) and
+    ``name`` (for its extension) only help tell text formats apart, magic bytes win. ``provenance`` is
+    completed with the file's sha256 and ``DETECTOR_VERSION`` when it lacks them (default: the name and
+    the sha256). Returns every table that holds observations; a file that cannot be opened or read, a
+    sheet the detector fails on, and a sheet with no table are recorded in ``errors`` / ``no_tables``
+    with their reason, so one bad file or sheet never loses the others.
+    """
     start = time.perf_counter()
     if isinstance(path_or_bytes, bytes):
         data = path_or_bytes
@@ -98,7 +107,14 @@ def detect_file(
 
 
 def detect_to_dir(files: Iterable[InputFile | str | Path], out_dir: str | Path) -> dict:
-    """Detect tables in every file and write Parquet + index into ``out_dir``; returns a JSON-able summary."""
+    """Detect tables in every file and write Parquet + index into ``out_dir``; returns a JSON-able summary.
+
+    ``files``: ``InputFile`` items, or plain paths (their path is then their source URL). Tables, the index
+    and the errors are appended to ``out_dir`` (layout in ``output``), so batches can share it. The
+    summary counts files, files with tables, tables, observations, errors and sheets without a table
+    (``no_table_reasons`` by the reason's first words), the detection seconds, and the index's path. Bad
+    input is counted, not raised; only a failure to write ``out_dir`` raises (``OSError``).
+    """
     summary: dict = {"files": 0, "files_with_tables": 0, "tables": 0, "observations": 0, "errors": 0,
                      "no_table_found": 0, "seconds": 0.0}
     no_table_reasons: Counter[str] = Counter()

@@ -55,7 +55,11 @@ class LineClassifier:
         return x, ys
 
     def fit(self, sheets: Sequence[Sequence[Sequence[str]]], labels: Sequence[Sequence[str]]) -> LineClassifier:
-        """Train on sheets (lists of rows of cell strings) and their per-line classes."""
+        """Train on sheets (lists of rows of cell strings) and their per-line classes; returns ``self``.
+
+        ``labels[k][i]`` is the class of line ``i`` of sheet ``k`` (``empty`` lines are left out); needs
+        scikit-learn.
+        """
         from sklearn.linear_model import LogisticRegression
 
         x, y = self._stack(sheets, labels)
@@ -91,7 +95,9 @@ class LineClassifier:
         """Classes and class probabilities (columns in ``classes_`` order) for every line of one sheet.
 
         ``cells``: the sheet's parsed cells, when the caller keeps them to build tables afterwards;
-        ``kinds_values``: their ``features.cell_kinds``, when the caller computed them already.
+        ``kinds_values``: their ``features.cell_kinds``, when the caller computed them already. Blank lines
+        are ``empty`` with probabilities 0; ``repair``'s rules are applied to the classes, not to the
+        probabilities. ``RuntimeError`` when the classifier is not fitted.
         """
         if cells is None:  # a caller passing cells made them from rows of strings already
             rows = [list(map(str, r)) for r in rows]
@@ -110,10 +116,13 @@ class LineClassifier:
         return repair(classes, feats), proba
 
     def predict(self, sheets: Sequence[Sequence[Sequence[str]]]) -> list[list[str]]:
+        """One class per line of each sheet, as ``predict_proba_sheet`` gives them; raises ``RuntimeError``
+        when the classifier is not fitted."""
         return [self.predict_proba_sheet(rows)[0] for rows in sheets]
 
     # -- persistence ----------------------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """The fitted parameters as plain JSON (what ``line_model.json`` holds), rounded to 6 decimals."""
         assert self.coef_ is not None and self.mean_ is not None and self.scale_ is not None
         return {
             "kind": "multinomial-logistic-regression",
@@ -128,6 +137,7 @@ class LineClassifier:
 
     @classmethod
     def from_dict(cls, params: dict) -> LineClassifier:
+        """A classifier from ``to_dict``'s output; ``ValueError`` when it was trained on other features."""
         if params.get("features") != FEATURE_NAMES:
             raise ValueError("line model was trained on other features; retrain it (bench --train)")
         clf = cls(C=params.get("C", 1.0))
@@ -139,11 +149,12 @@ class LineClassifier:
         return clf
 
     def save(self, path: str | Path) -> None:
+        """Write the parameters as one line of JSON (never a pickle: loading it runs no code)."""
         Path(path).write_text(json.dumps(self.to_dict(), indent=None, separators=(",", ":")) + "\n")
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> LineClassifier:
-        """The given parameters, or those shipped with the package."""
+        """The given parameters, or those shipped with the package; ``ValueError`` as ``from_dict``."""
         if path is None:
             text = resources.files(__package__).joinpath(PARAMS_FILE).read_text()
         else:
@@ -192,6 +203,7 @@ _DEFAULT: LineClassifier | None = None
 
 
 def default_classifier() -> LineClassifier:
+    """The shipped line model, loaded once per process and shared (it is only read)."""
     global _DEFAULT
     if _DEFAULT is None:
         _DEFAULT = LineClassifier.load()

@@ -339,7 +339,13 @@ def detect_tables(
     provenance: Provenance,
     classifier: LineClassifier | None = None,
 ) -> list[DetectedTable]:
-    """Every table in one sheet, with its lines classified and its body in long form."""
+    """Every table in one sheet, with its lines classified and its body in long form.
+
+    ``rows``: the sheet's cells as text (ragged rows are padded). ``provenance`` is stamped on every table
+    (``DETECTOR_VERSION`` filled in when empty); ``classifier`` defaults to the shipped line model. Tables
+    come in sheet order, blocks of columns left to right; a table of labels only has no observations (the
+    caller decides whether to keep it). An empty sheet gives no table.
+    """
     return classify_and_detect(rows, provenance, classifier)[1]
 
 

@@ -73,11 +73,13 @@ class DetectedTable:
 
     @property
     def cell_range(self) -> str:
+        """The table's cells in spreadsheet notation, 1-based rows ("B3:F20")."""
         first = f"{column_letter(self.first_col)}{self.first_row + 1}"
         return f"{first}:{column_letter(self.last_col)}{self.last_row + 1}"
 
     @property
     def shape(self) -> tuple[int, int]:
+        """(rows, columns) of the table's range, titles and notes included."""
         return (self.last_row - self.first_row + 1, self.last_col - self.first_col + 1)
 
 

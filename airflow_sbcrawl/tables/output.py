@@ -46,6 +46,8 @@ def _schema():
 
 
 def table_to_arrow(table: DetectedTable):
+    """The table's observations as a ``pyarrow.Table`` of the Parquet schema: one row per observation, the
+    provenance repeated on every row (needs the ``tables`` extra's pyarrow)."""
     import pyarrow as pa
 
     obs = table.observations
@@ -74,6 +76,8 @@ def table_to_arrow(table: DetectedTable):
 
 
 def index_record(table: DetectedTable, parquet_path: str) -> dict:
+    """The table's line of ``tables.jsonl``: everything but its observations, and ``parquet_path`` where
+    they are; ``read_tables`` reads it back."""
     return {
         "table_id": table.table_id,
         "provenance": asdict(table.provenance),
@@ -109,7 +113,11 @@ def write_table(table: DetectedTable, out_dir: str | Path) -> dict:
 
 
 def write_tables(tables: list[DetectedTable], out_dir: str | Path, errors: list[dict] | None = None) -> Path:
-    """Write every table and the index (appending, so several batches can share a directory)."""
+    """Write every table and the index (appending, so several batches can share a directory).
+
+    ``errors`` (JSON-able dicts) are appended to ``errors.jsonl``. Returns the index's path, which exists
+    afterwards even when ``tables`` is empty.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     records = [write_table(t, out) for t in tables]
@@ -125,7 +133,12 @@ def write_tables(tables: list[DetectedTable], out_dir: str | Path, errors: list[
 
 
 def read_tables(index_path: str | Path, *, with_observations: bool = True) -> list[DetectedTable]:
-    """The tables listed in an index, observations read back from their Parquet files."""
+    """The tables listed in an index, observations read back from their Parquet files.
+
+    A table listed twice (an index appended twice for the same file) is read once. ``with_observations``
+    False skips the Parquet files. A missing file raises ``OSError``, a malformed index line ``ValueError``
+    or ``KeyError``.
+    """
     import pyarrow.parquet as pq
 
     index_path = Path(index_path)

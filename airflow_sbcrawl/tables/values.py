@@ -65,6 +65,8 @@ _GROUPED_DOT = re.compile(r"^\d{1,3}(?:\.\d{3})+$")
 
 @dataclass(frozen=True)
 class ParsedValue:
+    """One cell read: its number (None when it is not one) and its status, one of ``VALUE_STATUSES``."""
+
     value: float | None
     status: str  # one of model.VALUE_STATUSES
 
@@ -179,6 +181,7 @@ def parse_range(text: str, decimal: str | None = None) -> ParsedValue | None:
 
 
 def is_number(text: str, decimal: str | None = None) -> bool:
+    """Whether ``parse_value`` reads a number in the cell (a marker or a word is not one)."""
     return parse_value(text, decimal).status == "ok"
 
 

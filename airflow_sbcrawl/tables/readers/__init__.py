@@ -78,7 +78,10 @@ def _zip_kind(data: bytes) -> str:
 
 
 def sniff_format(data: bytes, mime: str | None = None, name: str = "") -> str:
-    """The format of the bytes: magic bytes first, then MIME type, then extension, then a text sniff."""
+    """The format of the bytes: magic bytes first, then MIME type, then extension, then a text sniff.
+
+    Returns one of ``FORMATS``; text that is none of the others is read as ``csv``. Never raises.
+    """
     head = data[:8]
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
         return _zip_kind(data)
@@ -150,5 +153,10 @@ def _read(data: bytes, name: str, member: str, depth: int, budget: Budget, mime:
 
 
 def read_bytes(data: bytes, *, mime: str | None = None, name: str = "", limits: Limits | None = None) -> ReadResult:
-    """Every sheet in ``data`` (archives opened recursively) and the reasons for whatever was not read."""
+    """Every sheet in ``data`` (archives opened recursively) and the reasons for whatever was not read.
+
+    ``mime`` and ``name`` help ``sniff_format`` for the file itself (members are sniffed by their own
+    names); ``limits`` bound the whole file, archive members included. Never raises for bad input: an
+    unsupported format, a limit hit or a reader's failure becomes a ``ReadError`` naming the member.
+    """
     return _read(data, name, "", 0, Budget(limits or Limits()), mime)

@@ -23,16 +23,20 @@ _RATIO_FLOOR = 1 << 20
 
 @dataclass
 class Budget:
+    """What one file's reading has spent of its ``Limits`` so far, shared by every archive inside it."""
+
     limits: Limits
     used: int = 0
     members: int = 0
 
     def take(self, n: int) -> None:
+        """Count ``n`` more uncompressed bytes; ``LimitExceeded`` once the file's total is over its limit."""
         self.used += n
         if self.used > self.limits.max_total_bytes:
             raise LimitExceeded(f"total uncompressed size exceeds {self.limits.max_total_bytes} bytes")
 
     def count_member(self) -> None:
+        """Count one more archive member; ``LimitExceeded`` past ``max_members``."""
         self.members += 1
         if self.members > self.limits.max_members:
             raise LimitExceeded(f"more than {self.limits.max_members} archive members")
@@ -66,6 +70,11 @@ def _join(prefix: str, name: str) -> str:
 
 
 def read_zip(data: bytes, name: str, prefix: str, depth: int, budget: Budget, read: Reader) -> ReadResult:
+    """Every file member of a ZIP archive through ``read``, at ``depth`` + 1, named ``prefix/member``.
+
+    A member over the ratio or budget, encrypted or damaged is recorded as a ``ReadError`` and skipped;
+    once the file's whole budget is spent, the members left are not read. Never raises for bad input.
+    """
     result = ReadResult()
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
@@ -95,6 +104,11 @@ def read_zip(data: bytes, name: str, prefix: str, depth: int, budget: Budget, re
 
 
 def read_gzip(data: bytes, name: str, prefix: str, depth: int, budget: Budget, read: Reader) -> ReadResult:
+    """The decompressed stream through ``read``, named after ``name`` without ``.gz`` (``.tgz``: ``.tar``).
+
+    Decompression stops at the ratio or budget limit, and the file is then one ``ReadError``, as is a
+    damaged stream. Never raises for bad input.
+    """
     base = name.rsplit("/", 1)[-1]
     lower = base.lower()
     inner = base[:-3] if lower.endswith(".gz") else (base[:-4] + ".tar" if lower.endswith(".tgz") else "")
@@ -122,6 +136,8 @@ def read_gzip(data: bytes, name: str, prefix: str, depth: int, budget: Budget, r
 
 
 def read_tar(data: bytes, name: str, prefix: str, depth: int, budget: Budget, read: Reader) -> ReadResult:
+    """Every regular file of a tar archive through ``read`` (links and devices are never followed); a
+    damaged archive or a limit hit is a ``ReadError``. Never raises for bad input."""
     result = ReadResult()
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tf:

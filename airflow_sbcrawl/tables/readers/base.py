@@ -26,10 +26,14 @@ class ReadError:
 
 @dataclass
 class ReadResult:
+    """What a reader gives for one file: the sheets it read, and a ``ReadError`` for each part it could not
+    (both may be non-empty: a file read in part)."""
+
     sheets: list[Sheet] = field(default_factory=list)
     errors: list[ReadError] = field(default_factory=list)
 
     def extend(self, other: ReadResult) -> None:
+        """Add another result's sheets and errors (an archive's members into the archive's result)."""
         self.sheets.extend(other.sheets)
         self.errors.extend(other.errors)
 

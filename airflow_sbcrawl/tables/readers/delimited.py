@@ -97,6 +97,12 @@ def _bounded_lines(text: str, max_chars: int, cut: list[int]) -> Iterator[str]:
 
 
 def read_delimited(data: bytes, name: str = "", *, limits: Limits = DEFAULT_LIMITS, tsv: bool = False) -> ReadResult:
+    """A CSV or TSV file as one sheet named ``name``; ``tsv`` makes the tab the delimiter, else it is sniffed.
+
+    Binary bytes give no sheet and one ``ReadError``. Rows past ``limits`` (rows, cells), lines cut at
+    ``max_line_chars`` and a malformed line that stops the CSV parser are recorded as errors next to the
+    rows read until then. Never raises for bad input.
+    """
     if looks_binary(data, limits.sniff_bytes):
         return ReadResult(errors=[ReadError("", "binary content, not delimited text", "tsv" if tsv else "csv")])
     text, _encoding = decode(data, limits.sniff_bytes)

@@ -69,6 +69,9 @@ def _walk(node: Any, path: str, limits: Limits, sheets: list[Sheet], depth: int 
 
 
 def read_json(data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> ReadResult:
+    """A JSON document or JSON Lines: one sheet per array of records (nested arrays of records are sheets
+    of their own, named by their path), or a key/value sheet for a flat object. Invalid JSON, or JSON
+    without a record, gives one ``ReadError``. Never raises for bad input."""
     text, _ = decode(data, limits.sniff_bytes)
     try:
         doc = json.loads(text)

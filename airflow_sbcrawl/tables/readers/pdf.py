@@ -48,6 +48,7 @@ class Phrase:
 
     @property
     def middle(self) -> float:
+        """The phrase's vertical centre, by which phrases are gathered into lines."""
         return (self.top + self.bottom) / 2
 
 
@@ -385,6 +386,13 @@ class _Skipped:
 
 
 def read_pdf(data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> ReadResult:
+    """The text tables of a PDF: one sheet per table, named by its page ("page 3", "page 3 table 2"; a
+    table continued on the next page is one sheet, "pages 3-4").
+
+    Pages without text (scanned), pages over the per-page time bound (read in part), pages past
+    ``limits.max_pdf_pages`` or the per-file time budget, and a page that fails are recorded as
+    ``ReadError``; so are an unreadable or encrypted file and a missing pypdfium2. Never raises for bad input.
+    """
     try:
         import pypdfium2 as pdfium
     except ImportError:

@@ -32,12 +32,15 @@ _ROW_REF = re.compile(rb' r="([0-9]{1,7})"')
 
 @dataclass
 class SheetSize:
+    """A worksheet's used range measured from its XML, before calamine would allocate it."""
+
     rows: int = 0  # last row used, 1-based
     cols: int = 0  # last column used, 1-based
     cells: int = 0  # cell elements (empty styled cells included)
 
     @property
     def area(self) -> int:
+        """Cells of the dense range from A1 to the last used cell: what calamine would allocate."""
         return self.rows * self.cols
 
 
@@ -157,6 +160,12 @@ def _xlsx_refusals(data: bytes, limits: Limits) -> dict[str, str]:
 
 
 def read_spreadsheet(data: bytes, fmt: str, *, limits: Limits = DEFAULT_LIMITS) -> ReadResult:
+    """Every non-empty sheet of an XLS, XLSX, XLSB or ODS workbook (``fmt``), cached values as text.
+
+    An XLSX sheet whose used range or cell count is over ``limits`` is refused before it is loaded; a sheet
+    that fails, cells past ``max_cells``, an unreadable workbook and a missing python-calamine are each a
+    ``ReadError`` naming the sheet. Never raises for bad input.
+    """
     try:
         from python_calamine import CalamineWorkbook
     except ImportError:

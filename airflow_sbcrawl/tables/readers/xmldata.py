@@ -126,6 +126,9 @@ def _generic_xml(root) -> list[dict[str, str]]:
 
 
 def read_xml(data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> ReadResult:
+    """One sheet: the observations of an SDMX-ML data message (generic or structure-specific), or the most
+    repeated record element of other XML, a header of field names over one row per record. Invalid XML,
+    or XML without a repeated record, gives one ``ReadError``. Never raises for bad input."""
     try:
         root = _parse(data)
     except Exception as exc:  # lxml.etree.XMLSyntaxError and friends
