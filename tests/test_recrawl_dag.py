@@ -91,7 +91,7 @@ def test_second_scheduled_run_is_incremental_and_a_cleared_task_recrawls(
     fresh = {r["sha256"] for r in rows if r["status"] in ("new", "changed")}
     assert detected["files"] == len(fresh)
     assert len(detected["gone_urls"]) == truth["gone"]
-    # "what changed since the last run" is one query on the lake (the README's)
+    # "what changed since the last run" is one query on the lake (docs/recrawl.md's)
     from airflow_sbcrawl.lake import query
 
     changed = query(lake_config, f"""
