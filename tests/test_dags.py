@@ -28,7 +28,7 @@ def _bag(monkeypatch, providers_file: Path | None = None, **env: str):
 
 
 def test_one_dag_per_provider_with_its_manifest_asset(monkeypatch):
-    from airflow_sbcrawl.operators.settings import load_providers
+    from airflow_sbcrawl.settings import load_providers
 
     bag = _bag(monkeypatch, SBCRAWL_BUCKET="lake-raw", SBCRAWL_PREFIX="web")
     providers = load_providers(REPO / "dags" / "providers.yaml")
@@ -79,7 +79,7 @@ def test_bad_provider_entry_breaks_only_its_own_dag(monkeypatch, tmp_path):
 
 def test_read_providers_reports_each_bad_entry(tmp_path):
     from airflow_sbcrawl.crawler import ConfigError
-    from airflow_sbcrawl.operators.settings import read_providers
+    from airflow_sbcrawl.settings import read_providers
 
     bad = tmp_path / "p.yaml"
     bad.write_text(json.dumps({"providers": [{"id": "x", "start_url": "https://x.example/", "max_requests": 0},
@@ -111,7 +111,7 @@ def test_read_providers_reports_each_bad_entry(tmp_path):
 ])
 def test_environment_errors_name_the_variable(monkeypatch, env, message):
     from airflow_sbcrawl.crawler import ConfigError
-    from airflow_sbcrawl.operators.settings import CrawlSettings
+    from airflow_sbcrawl.settings import CrawlSettings
 
     with pytest.raises(ConfigError, match=message):
         CrawlSettings.from_env(env, dags_folder=REPO / "dags", use_airflow_config=False)
@@ -121,7 +121,7 @@ def test_environment_errors_name_the_variable(monkeypatch, env, message):
 
 
 def test_airflow_config_section_is_read_and_env_overrides_it(monkeypatch):
-    from airflow_sbcrawl.operators.settings import CrawlSettings
+    from airflow_sbcrawl.settings import CrawlSettings
 
     monkeypatch.setenv("AIRFLOW__SBCRAWL__BUCKET", "from-config")
     monkeypatch.setenv("AIRFLOW__SBCRAWL__CRAWL_OPTIONS", '{"delay": 2}')
@@ -193,7 +193,7 @@ def test_trigger_form_fields_have_titles_descriptions_and_bounds(monkeypatch):
 
 def test_target_families_partition_the_engine_target_types():
     from airflow_sbcrawl.crawler.mimes import TARGET_MIME_TYPES
-    from airflow_sbcrawl.operators.params import DEFAULT_FAMILIES, TARGET_FAMILIES, mime_types_for
+    from airflow_sbcrawl.params import DEFAULT_FAMILIES, TARGET_FAMILIES, mime_types_for
 
     everything = mime_types_for(TARGET_FAMILIES)
     assert sorted(everything) == sorted(TARGET_MIME_TYPES) and len(everything) == len(set(everything))
@@ -216,7 +216,7 @@ def test_target_families_partition_the_engine_target_types():
 def test_non_public_start_urls_are_refused_before_any_request(url, reason):
     from airflow_sbcrawl.crawler import ConfigError
     from airflow_sbcrawl.operators.crawl import SBCrawlOperator
-    from airflow_sbcrawl.operators.params import check_public_start_url
+    from airflow_sbcrawl.params import check_public_start_url
 
     with pytest.raises(ValueError, match=reason):
         check_public_start_url(url)
@@ -225,7 +225,7 @@ def test_non_public_start_urls_are_refused_before_any_request(url, reason):
 
 
 def test_public_start_urls_pass():
-    from airflow_sbcrawl.operators.params import check_public_start_url
+    from airflow_sbcrawl.params import check_public_start_url
 
     for url in ("https://www.insee.fr/en/accueil", "http://www.stats.example/", "http://8.8.8.8/",
                 "https://[2001:4860:4860::8888]/"):
@@ -234,7 +234,7 @@ def test_public_start_urls_pass():
 
 def test_adhoc_dag_renders_families_into_mime_types(monkeypatch):
     """The form's choices reach the operator as the engine expects them (templates rendered as in a run)."""
-    from airflow_sbcrawl.operators.params import mime_types_for
+    from airflow_sbcrawl.params import mime_types_for
 
     dag = _bag(monkeypatch).dags["sbcrawl_adhoc"]
     task = dag.get_task("crawl")
