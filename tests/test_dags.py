@@ -136,6 +136,29 @@ def test_airflow_config_section_is_read_and_env_overrides_it(monkeypatch):
         CrawlSettings.from_env(dags_folder=REPO / "dags")
 
 
+def test_every_task_takes_storage_and_retries_from_the_settings(monkeypatch):
+    """The DAGs state bucket, prefix, connection and retries once (default_args); every task that stores or
+    reads crawls gets them, a mapped crawl when it is unmapped too, and the many-site bookkeeping never retries."""
+    from datetime import timedelta
+
+    bag = _bag(monkeypatch, SBCRAWL_BUCKET="raw", SBCRAWL_PREFIX="web", SBCRAWL_AWS_CONN_ID="s3conn",
+               SBCRAWL_RETRIES="4", SBCRAWL_RETRY_DELAY_S="30")
+    storage = {"bucket": "raw", "prefix": "web", "aws_conn_id": "s3conn"}
+    crawls = [bag.dags[d].get_task("crawl") for d in bag.dag_ids if d not in ("sbcrawl_many_sites", "sbcrawl_ingest")]
+    many = bag.dags["sbcrawl_many_sites"]
+    crawls += [many.get_task(f"round_{n}.crawl").unmap(
+        {"start_url": "https://x.example/", "max_requests": 10, "crawl_key": "site-000"}) for n in (1, 8)]
+    assert len(crawls) >= 4
+    for task in crawls:
+        assert {k: getattr(task, k) for k in storage} == storage, task.task_id
+    ingest = bag.dags["sbcrawl_ingest"]
+    for task in [*crawls, *ingest.tasks]:
+        assert (task.retries, task.retry_delay) == (4, timedelta(seconds=30)), task.task_id
+    assert {task.aws_conn_id for task in ingest.tasks} == {"s3conn"}
+    assert {t.task_id for t in many.tasks if t.retries == 0} == {t.task_id for t in many.tasks} - {
+        f"round_{n}.crawl" for n in range(1, 9)}
+
+
 def _with(params, key: str, value):
     """A copy of ``params`` where ``key`` holds ``value`` (validated against its Param's schema)."""
     from airflow.sdk.definitions.param import Param, ParamsDict
