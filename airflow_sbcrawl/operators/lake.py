@@ -104,6 +104,7 @@ class LoadToLakeOperator(BaseOperator):
         self._lineage: Any = None
 
     def execute(self, context: Context) -> dict[str, Any]:
+        """Load every detected run into the lake; the sums over the runs and each run's result (the XCom)."""
         try:
             runs = detected_runs(self.detected)
             max_obs = max(1, int(self.max_observations))

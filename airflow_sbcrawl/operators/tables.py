@@ -111,6 +111,7 @@ class DetectTablesOperator(BaseOperator):
         self._lineage: Any = None
 
     def execute(self, context: Context) -> dict[str, Any]:
+        """Detect the tables of every crawl run; each run's summary and the totals over them (the XCom)."""
         try:
             refs = parse_crawls(self.crawls) or crawls_from_context(context)
             max_bytes = int(self.max_file_bytes)
