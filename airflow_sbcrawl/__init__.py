@@ -53,10 +53,10 @@ def get_provider_info() -> dict:
         ],
         "hooks": [
             {
-                # S3 goes through the amazon provider's S3Hook and its "aws" connections.
+                # SBCrawlHook is the amazon provider's S3Hook (its "aws" connections), so it registers no
+                # connection type of its own.
                 "integration-name": "SB Crawl",
-                "python-modules": ["airflow_sbcrawl.hooks.s3", "airflow_sbcrawl.hooks.tables",
-                                   "airflow_sbcrawl.hooks.lake"],
+                "python-modules": ["airflow_sbcrawl.hooks.crawl", "airflow_sbcrawl.hooks.lake"],
             }
         ],
         "connection-types": [

@@ -102,7 +102,7 @@ def start_services(ctx: DemoContext) -> None:
 
 
 def configure(ctx: DemoContext) -> None:
-    """Everything the example DAGs read, as a deployment would set it (see operators/settings.py)."""
+    """Everything the example DAGs read, as a deployment would set it (see airflow_sbcrawl/settings.py)."""
     print("[3/7] configuring the provider DAG through the environment", flush=True)
     providers = ctx.workdir / "providers.yaml"
     providers.write_text(json.dumps({"providers": [{  # JSON is YAML

@@ -46,8 +46,8 @@ from airflow.sdk import DAG, Asset, AssetAlias, TaskGroup, TriggerRule, task
 
 from airflow_sbcrawl.crawler.shared_budget import plan_round, rounds_history
 from airflow_sbcrawl.operators.crawl import MANIFEST_ALIAS, SBCrawlOperator, manifest_event_extra
-from airflow_sbcrawl.operators.params import site_list_params
-from airflow_sbcrawl.operators.settings import CrawlSettings, load_providers
+from airflow_sbcrawl.params import site_list_params
+from airflow_sbcrawl.settings import CrawlSettings, load_providers
 
 #: Rounds unrolled in the DAG: the most a run can have (the ``rounds`` Param is bounded by it).
 MAX_ROUNDS = 8
@@ -88,16 +88,19 @@ with DAG(
     catchup=False,
     tags=["sbcrawl"],
     params=site_list_params(default_sites, MAX_ROUNDS),
+    default_args=settings.default_args,  # the crawls' bucket, prefix, connection and retries
 ) as dag:
+    # The bookkeeping tasks below read the params and XCom and compute: waiting does not mend their failures
+    # (bad input or a bug), so they fail at once instead of taking the crawls' retries.
 
-    @task
+    @task(retries=0)
     def sites(**context) -> list[str]:
         urls = list(dict.fromkeys(context["params"]["start_urls"]))  # one crawl per site, not per duplicate
         if not urls:
             raise ValueError("start_urls is empty")
         return urls
 
-    @task
+    @task(retries=0)
     def allocate(urls: list[str], round_number: int, **context) -> list[dict[str, Any]]:
         """The round's crawls: start URL, cumulative cap and crawl key of each site given requests."""
         params = context["params"]
@@ -116,7 +119,7 @@ with DAG(
         return [{"start_url": url, "max_requests": cap, "crawl_key": crawl_key(index[url])}
                 for url, cap in plan.items()]
 
-    @task(trigger_rule=TriggerRule.ALL_DONE, outlets=[AssetAlias(MANIFEST_ALIAS)])
+    @task(retries=0, trigger_rule=TriggerRule.ALL_DONE, outlets=[AssetAlias(MANIFEST_ALIAS)])
     def report(urls: list[str], **context) -> dict[str, Any]:
         """One manifest Asset event per site crawled (its last report), and what each site spent and found."""
         caps, reports = rounds_so_far(context["ti"], urls, MAX_ROUNDS)
@@ -143,7 +146,7 @@ with DAG(
                 "sites": table, "failed": failed}
 
     # Also downstream of every allocation, so that a failed one fails the run (skipped ones are the norm).
-    @task(trigger_rule=TriggerRule.NONE_FAILED)
+    @task(retries=0, trigger_rule=TriggerRule.NONE_FAILED)
     def check(summary: dict[str, Any]) -> None:
         """Fail the run when a site's crawl failed (its retries spent), after the others went on."""
         if summary["failed"]:
@@ -162,12 +165,7 @@ with DAG(
                 urls, n)
             crawls = SBCrawlOperator.partial(
                 task_id="crawl",
-                bucket=settings.bucket,
-                prefix=settings.prefix,
-                aws_conn_id=settings.aws_conn_id,
                 crawl_options=settings.crawl_options,
-                retries=settings.retries,
-                retry_delay=settings.retry_delay,
                 manifest_event=False,  # a round may not be the site's last: report() announces the manifests
                 map_index_template="{{ task.start_url }}",
             ).expand_kwargs(plan)

@@ -1,8 +1,9 @@
 """One Airflow DAG per statistics provider of the providers' list (dags/providers.yaml by default).
 
 Each DAG runs one SBCrawlOperator; its manifest Asset (s3://<bucket>/<prefix>/<site>/manifest) is what
-ingestion DAGs schedule on. Bucket, prefix, connection and global crawl options come from the environment
-(see airflow_sbcrawl.operators.settings), so the same file serves production and a local simulator.
+ingestion DAGs schedule on. Bucket, prefix, connection, retries and global crawl options come from the
+``[sbcrawl]`` settings (see airflow_sbcrawl.settings; the first four as the DAGs' ``default_args``), so
+the same file serves production and a local simulator.
 The list is ``providers.yaml`` next to this file unless configured. A bad entry gets no DAG, and
 ``sbcrawl_providers_check.py`` reports it as an import error; the other entries' DAGs are unaffected.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from airflow.sdk import DAG
 
 from airflow_sbcrawl.operators.crawl import SBCrawlOperator
-from airflow_sbcrawl.operators.settings import CrawlSettings, load_providers
+from airflow_sbcrawl.settings import CrawlSettings, load_providers
 
 settings = CrawlSettings.from_env(dags_folder=Path(__file__).parent)
 
@@ -28,18 +29,14 @@ for provider in load_providers(settings.providers_file):
         catchup=False,
         max_active_runs=1,  # two runs of one site would share its politeness budget and fight over it
         tags=["sbcrawl", "statistics-provider"],
+        default_args=settings.default_args,
     ) as dag:
         SBCrawlOperator(
             task_id="crawl",
             start_url=provider.start_url,
-            bucket=settings.bucket,
-            prefix=settings.prefix,
-            aws_conn_id=settings.aws_conn_id,
             max_requests=provider.max_requests,
             max_bytes=provider.max_bytes,
             target_mime_types=list(provider.target_mime_types) if provider.target_mime_types else None,
             crawl_options={**settings.crawl_options, **provider.crawl_options},
-            retries=settings.retries,
-            retry_delay=settings.retry_delay,
         )
     globals()[dag.dag_id] = dag

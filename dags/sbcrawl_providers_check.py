@@ -10,6 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from airflow_sbcrawl.operators.settings import CrawlSettings, read_providers
+from airflow_sbcrawl.settings import CrawlSettings, read_providers
 
 read_providers(CrawlSettings.from_env(dags_folder=Path(__file__).parent).providers_file).raise_errors()

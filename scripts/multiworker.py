@@ -188,7 +188,7 @@ def airflow_env(home: Path, pg: Postgres, redis: Redis, seaweed: SeaweedFS, sim:
         "AIRFLOW__DAG_PROCESSOR__PARSING_PROCESSES": "1",
         "AIRFLOW__CORE__PARALLELISM": "4",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
-        # The provider's settings (operators/settings.py).
+        # The provider's settings (airflow_sbcrawl/settings.py).
         # No statistics provider: the provider DAGs would crawl real websites on their schedules.
         "SBCRAWL_PROVIDERS_FILE": str(home / "providers.yaml"),
         "SBCRAWL_BUCKET": BUCKET,

@@ -28,7 +28,7 @@ def _bag(monkeypatch, providers_file: Path | None = None, **env: str):
 
 
 def test_one_dag_per_provider_with_its_manifest_asset(monkeypatch):
-    from airflow_sbcrawl.operators.settings import load_providers
+    from airflow_sbcrawl.settings import load_providers
 
     bag = _bag(monkeypatch, SBCRAWL_BUCKET="lake-raw", SBCRAWL_PREFIX="web")
     providers = load_providers(REPO / "dags" / "providers.yaml")
@@ -79,7 +79,7 @@ def test_bad_provider_entry_breaks_only_its_own_dag(monkeypatch, tmp_path):
 
 def test_read_providers_reports_each_bad_entry(tmp_path):
     from airflow_sbcrawl.crawler import ConfigError
-    from airflow_sbcrawl.operators.settings import read_providers
+    from airflow_sbcrawl.settings import read_providers
 
     bad = tmp_path / "p.yaml"
     bad.write_text(json.dumps({"providers": [{"id": "x", "start_url": "https://x.example/", "max_requests": 0},
@@ -111,7 +111,7 @@ def test_read_providers_reports_each_bad_entry(tmp_path):
 ])
 def test_environment_errors_name_the_variable(monkeypatch, env, message):
     from airflow_sbcrawl.crawler import ConfigError
-    from airflow_sbcrawl.operators.settings import CrawlSettings
+    from airflow_sbcrawl.settings import CrawlSettings
 
     with pytest.raises(ConfigError, match=message):
         CrawlSettings.from_env(env, dags_folder=REPO / "dags", use_airflow_config=False)
@@ -121,7 +121,7 @@ def test_environment_errors_name_the_variable(monkeypatch, env, message):
 
 
 def test_airflow_config_section_is_read_and_env_overrides_it(monkeypatch):
-    from airflow_sbcrawl.operators.settings import CrawlSettings
+    from airflow_sbcrawl.settings import CrawlSettings
 
     monkeypatch.setenv("AIRFLOW__SBCRAWL__BUCKET", "from-config")
     monkeypatch.setenv("AIRFLOW__SBCRAWL__CRAWL_OPTIONS", '{"delay": 2}')
@@ -134,6 +134,29 @@ def test_airflow_config_section_is_read_and_env_overrides_it(monkeypatch):
     monkeypatch.setenv("AIRFLOW__SBCRAWL__CRAWL_OPTIONS", "nope")
     with pytest.raises(ValueError, match=r"\[sbcrawl\] crawl_options \(AIRFLOW__SBCRAWL__CRAWL_OPTIONS\) is not valid"):
         CrawlSettings.from_env(dags_folder=REPO / "dags")
+
+
+def test_every_task_takes_storage_and_retries_from_the_settings(monkeypatch):
+    """The DAGs state bucket, prefix, connection and retries once (default_args); every task that stores or
+    reads crawls gets them, a mapped crawl when it is unmapped too, and the many-site bookkeeping never retries."""
+    from datetime import timedelta
+
+    bag = _bag(monkeypatch, SBCRAWL_BUCKET="raw", SBCRAWL_PREFIX="web", SBCRAWL_AWS_CONN_ID="s3conn",
+               SBCRAWL_RETRIES="4", SBCRAWL_RETRY_DELAY_S="30")
+    storage = {"bucket": "raw", "prefix": "web", "aws_conn_id": "s3conn"}
+    crawls = [bag.dags[d].get_task("crawl") for d in bag.dag_ids if d not in ("sbcrawl_many_sites", "sbcrawl_ingest")]
+    many = bag.dags["sbcrawl_many_sites"]
+    crawls += [many.get_task(f"round_{n}.crawl").unmap(
+        {"start_url": "https://x.example/", "max_requests": 10, "crawl_key": "site-000"}) for n in (1, 8)]
+    assert len(crawls) >= 4
+    for task in crawls:
+        assert {k: getattr(task, k) for k in storage} == storage, task.task_id
+    ingest = bag.dags["sbcrawl_ingest"]
+    for task in [*crawls, *ingest.tasks]:
+        assert (task.retries, task.retry_delay) == (4, timedelta(seconds=30)), task.task_id
+    assert {task.aws_conn_id for task in ingest.tasks} == {"s3conn"}
+    assert {t.task_id for t in many.tasks if t.retries == 0} == {t.task_id for t in many.tasks} - {
+        f"round_{n}.crawl" for n in range(1, 9)}
 
 
 def _with(params, key: str, value):
@@ -193,7 +216,7 @@ def test_trigger_form_fields_have_titles_descriptions_and_bounds(monkeypatch):
 
 def test_target_families_partition_the_engine_target_types():
     from airflow_sbcrawl.crawler.mimes import TARGET_MIME_TYPES
-    from airflow_sbcrawl.operators.params import DEFAULT_FAMILIES, TARGET_FAMILIES, mime_types_for
+    from airflow_sbcrawl.params import DEFAULT_FAMILIES, TARGET_FAMILIES, mime_types_for
 
     everything = mime_types_for(TARGET_FAMILIES)
     assert sorted(everything) == sorted(TARGET_MIME_TYPES) and len(everything) == len(set(everything))
@@ -216,7 +239,7 @@ def test_target_families_partition_the_engine_target_types():
 def test_non_public_start_urls_are_refused_before_any_request(url, reason):
     from airflow_sbcrawl.crawler import ConfigError
     from airflow_sbcrawl.operators.crawl import SBCrawlOperator
-    from airflow_sbcrawl.operators.params import check_public_start_url
+    from airflow_sbcrawl.params import check_public_start_url
 
     with pytest.raises(ValueError, match=reason):
         check_public_start_url(url)
@@ -225,7 +248,7 @@ def test_non_public_start_urls_are_refused_before_any_request(url, reason):
 
 
 def test_public_start_urls_pass():
-    from airflow_sbcrawl.operators.params import check_public_start_url
+    from airflow_sbcrawl.params import check_public_start_url
 
     for url in ("https://www.insee.fr/en/accueil", "http://www.stats.example/", "http://8.8.8.8/",
                 "https://[2001:4860:4860::8888]/"):
@@ -234,7 +257,7 @@ def test_public_start_urls_pass():
 
 def test_adhoc_dag_renders_families_into_mime_types(monkeypatch):
     """The form's choices reach the operator as the engine expects them (templates rendered as in a run)."""
-    from airflow_sbcrawl.operators.params import mime_types_for
+    from airflow_sbcrawl.params import mime_types_for
 
     dag = _bag(monkeypatch).dags["sbcrawl_adhoc"]
     task = dag.get_task("crawl")

@@ -270,8 +270,7 @@ def test_adhoc_dag_params_reject_private_start_urls():
     from airflow.sdk import Param
     from airflow.sdk.exceptions import ParamValidationError
 
-    from airflow_sbcrawl.operators.params import crawl_params
-    from airflow_sbcrawl.operators.settings import PUBLIC_URL_PATTERN
+    from airflow_sbcrawl.params import PUBLIC_URL_PATTERN, crawl_params
 
     source = (Path(__file__).resolve().parents[1] / "dags" / "sbcrawl_adhoc.py").read_text()
     assert '"allow_private_start": False' in source
@@ -391,7 +390,8 @@ def test_budget_holds_across_an_s3_outage(seaweed, seaweed_bucket, sim_server, s
     from urllib.parse import urlsplit
 
     from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink
-    from airflow_sbcrawl.hooks.s3 import S3StateStore, s3_hook
+    from airflow_sbcrawl.hooks.crawl import SBCrawlHook
+    from airflow_sbcrawl.hooks.stores import S3StateStore
 
     srv = sim_server("tiny")
     sim_proxy_env(srv)
@@ -406,7 +406,7 @@ def test_budget_holds_across_an_s3_outage(seaweed, seaweed_bucket, sim_server, s
     budget = 80
 
     def crawler() -> Crawler:
-        store = S3StateStore(s3_hook("sbcrawl_outage"), seaweed_bucket, "state/outage/")
+        store = S3StateStore(SBCrawlHook.for_connection("sbcrawl_outage"), seaweed_bucket, "state/outage/")
         config = CrawlConfig(srv.site.start_url, delay=0.0, max_requests=budget, checkpoint_every_pages=5)
         return Crawler(config, LocalSink(tmp_path), store)
 

@@ -52,7 +52,7 @@ def test_ingest_dag_is_scheduled_on_every_provider_manifest_and_the_alias(tmp_pa
 
 
 def test_crawl_references_from_event_extra_and_from_return_value_agree():
-    from airflow_sbcrawl.hooks.tables import CrawlRef
+    from airflow_sbcrawl.hooks.layout import CrawlRef
     from airflow_sbcrawl.operators.tables import parse_crawls
 
     extra = {"run_id": "r1", "site": "stats.example", "bucket": "b", "manifest_keys": ["k/1.jsonl"],
@@ -258,7 +258,7 @@ def test_an_asset_triggered_run_reads_its_crawls_from_the_triggering_events():
     from airflow.sdk.execution_time.comms import AssetEventDagRunReferenceResult
     from airflow.sdk.execution_time.context import TriggeringAssetEventsAccessor
 
-    from airflow_sbcrawl.hooks.tables import CrawlRef
+    from airflow_sbcrawl.hooks.layout import CrawlRef
     from airflow_sbcrawl.operators.tables import crawls_from_context
 
     def event(uri, extra, aliases=()):

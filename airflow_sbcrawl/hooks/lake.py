@@ -54,6 +54,7 @@ class IcebergCatalogHook(BaseHook):
         self.namespace = namespace
 
     def get_config(self) -> CatalogConfig:
+        """The catalog's pyiceberg properties and namespace from the connection (secrets masked in logs)."""
         conn = self.get_connection(self.catalog_conn_id)
         props = {str(k): v for k, v in (conn.extra_dejson or {}).items()}
         namespace = self.namespace or props.pop("namespace", None) or DEFAULT_NAMESPACE

@@ -1,8 +1,9 @@
 """SBCrawlOperator: one budgeted SB-CLASSIFIER crawl of one site, targets to S3, resumable across retries.
 
 Thin by design (the model is the amazon provider's operators): the crawl is the engine's
-(``airflow_sbcrawl.crawler``), storage is ``airflow_sbcrawl.hooks.s3`` over ``S3Hook``; this module only
-turns Airflow's context (templated fields, the connection, try number, map index) into those calls.
+(``airflow_sbcrawl.crawler``), storage is ``SBCrawlHook`` (``airflow_sbcrawl.hooks.crawl``, an ``S3Hook``)
+with its keys, run ids and rerun detection; this module only turns Airflow's context (templated fields,
+the connection, try number, map index, kill signal, outlets) into those calls.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ import logging
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
-from pathlib import Path
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
@@ -21,13 +21,14 @@ from airflow.sdk import Asset, AssetAlias
 
 from airflow_sbcrawl.crawler import ConfigError, CrawlConfig, Crawler, CrawlSummary, Progress, SinkError
 from airflow_sbcrawl.crawler import memory as site_memory
-from airflow_sbcrawl.hooks.s3 import S3CrawlLayout, S3Sink, S3StateStore, check_bucket_writable, s3_hook, site_key
+from airflow_sbcrawl.hooks.crawl import CrawlStorage, SBCrawlHook
+from airflow_sbcrawl.hooks.layout import S3CrawlLayout, join_key
+from airflow_sbcrawl.hooks.runs import CrawlTask
 from airflow_sbcrawl.operators import lineage
 from airflow_sbcrawl.operators.links import CrawlManifestLink, CrawlReportLink
-from airflow_sbcrawl.operators.params import check_public_start_url
+from airflow_sbcrawl.params import check_public_start_url
 
 if TYPE_CHECKING:
-    from airflow.providers.amazon.aws.hooks.s3 import S3Hook
     from airflow.sdk import Context
 
 log = logging.getLogger(__name__)
@@ -37,8 +38,6 @@ log = logging.getLogger(__name__)
 MANIFEST_ALIAS = "sbcrawl-manifests"
 #: task_state_store key holding the pointer to the crawl state in S3 (the state itself stays in S3).
 STATE_POINTER_KEY = "sbcrawl_state"
-#: Infix of the run id of a crawl made by a task instance whose crawl had already finished (a cleared task).
-RERUN = "__rerun-"
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(CrawlConfig) if f.default is not dataclasses.MISSING}
 _INT_KNOBS = {"max_requests", "max_bytes", "seed"}
@@ -51,6 +50,9 @@ class SBCrawlOperator(BaseOperator):
     "www."), manifest rows to ``.../runs/<run>/manifest-<seq>.jsonl``, checkpoints to
     ``.../state/<dag_id>/<run_id>/<task_id>/<map_index>/``: that key is the same for every try of a task
     instance, so a retry resumes where the previous try's last checkpoint left off instead of starting over.
+    A task instance whose crawl already finished (cleared after a success) makes a new incremental crawl,
+    run id ``<dag_id>__<run_id>__rerun-<UTC time>`` (``hooks/runs.py``). Every S3 call goes through
+    :attr:`hook`, an ``SBCrawlHook``.
 
     :param start_url: the page the crawl starts from; its host (and subdomains) is the crawl's scope. A
         ``localhost`` or non-public IP address (loopback, private, link-local) is refused before any request.
@@ -154,9 +156,14 @@ class SBCrawlOperator(BaseOperator):
         if not isinstance(self.prefix, str) or "{{" in self.prefix or "{%" in self.prefix:
             return None
         try:
-            return S3CrawlLayout(self.bucket, self.prefix, site_key(self.start_url)).manifest_uri()
+            return S3CrawlLayout.for_start_url(self.bucket, self.prefix, self.start_url).manifest_uri()
         except ValueError:
             return None  # reported with a clear message by execute(), not at parse time
+
+    @cached_property
+    def hook(self) -> SBCrawlHook:
+        """The crawl storage hook of ``aws_conn_id`` (a missing connection fails the task, without retries)."""
+        return SBCrawlHook.for_connection(self.aws_conn_id)
 
     # -- validation ------------------------------------------------------------------------------------
     def build_config(self) -> CrawlConfig:
@@ -186,56 +193,100 @@ class SBCrawlOperator(BaseOperator):
         return CrawlConfig.from_dict(merged)
 
     def execute(self, context: Context) -> dict[str, Any]:
+        """Crawl (resuming the task instance's state), then store the report, clean the state and announce
+        the manifest; returns the crawl's summary with where everything is (the XCom)."""
+        config = self._valid_config()
+        storage = self._open_storage(config, context)
+        try_number = context["ti"].try_number or 1
+        fresh = bool(self.fresh) and try_number <= 1
+        self._point_state_store(context, storage)
+        self.log.info("crawl of %s (site %s, try %s): %s", config.start_url, storage.layout.site, try_number,
+                      storage.start(fresh))
+        crawler, summary = self._crawl(config, storage, fresh, context)
+        self._check_outcome(config, storage, summary)
+        # A crawl continued by another task (crawl_key) resumes from its last checkpoint: keep it.
+        storage.clean(keep=max(1 if self.crawl_key else 0, int(self.keep_checkpoints)))
+        result = self._result(storage, crawler, summary, try_number)
+        if self.manifest_event:
+            self._emit_manifest_event(context, storage.layout, result)
+        self._lineage = _lineage(config, storage)
+        self.log.info("crawl done: %d targets, %d requests, %d pages (%s)", summary.targets, summary.requests,
+                      summary.pages, summary.stop_reason)
+        return result
+
+    def on_kill(self) -> None:
+        """Ask the running crawl to stop: it checkpoints after the request in flight, and a retry resumes."""
+        # Runs in the signal handler (SIGTERM from the supervisor): only set a flag; run() returns well within
+        # the supervisor's grace period.
+        crawler = self._crawler
+        if crawler is not None:
+            self._killed = True
+            crawler.request_stop("task killed (on_kill)")
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: the site read, the S3 objects and the run's manifests written (see lineage.py)."""
+        return self._lineage
+
+    # -- the steps of execute() --------------------------------------------------------------------------
+    def _valid_config(self) -> CrawlConfig:
         try:
             config = self.build_config()
         except (ConfigError, TypeError, ValueError) as exc:
             raise AirflowFailException(f"invalid crawl settings: {exc}") from exc
         if not self.bucket:
             raise AirflowFailException("bucket is empty: give the S3 bucket targets are written to")
-        hook = s3_hook(self.aws_conn_id)
-        layout = S3CrawlLayout(self.bucket, self.prefix or "", site_key(config.start_url))
+        return config
+
+    def _open_storage(self, config: CrawlConfig, context: Context) -> CrawlStorage:
+        """The task instance's crawl storage, once the bucket is known to take writes (retryable when it
+        does not: an endpoint can come back); an unreadable site memory fails the task."""
+        layout = S3CrawlLayout.for_start_url(self.bucket, self.prefix, config.start_url)
         try:
-            check_bucket_writable(hook, layout.bucket, layout.site_prefix)
+            self.hook.check_writable(layout)
         except SinkError as exc:
-            raise AirflowException(str(exc)) from exc  # retryable: an endpoint can come back
-
-        ti = context["ti"]
-        dag_id, run_id, task_id = ti.dag_id, ti.run_id, ti.task_id
-        map_index = getattr(ti, "map_index", -1)
-        map_index = -1 if map_index is None else map_index
-        if self.crawl_key:
-            crawl_run = f"{dag_id}__{run_id}__{self.crawl_key}"
-            state_prefix = layout.state_prefix(dag_id, run_id, self.crawl_key)
-        else:
-            crawl_run = f"{dag_id}__{run_id}" + (f"__{map_index}" if map_index >= 0 else "")
-            state_prefix = layout.state_prefix(dag_id, run_id, task_id, map_index)
-        store = S3StateStore(hook, layout.bucket, state_prefix, journal_lease=self.journal_lease)
-        memory = S3StateStore(hook, layout.bucket, layout.memory_prefix())
-
-        try_number = ti.try_number or 1
-        fresh = bool(self.fresh) and try_number <= 1
+            raise AirflowException(str(exc)) from exc
         try:
-            last = site_memory.load(memory, config.start_url)
+            return self.hook.open_crawl(layout, CrawlTask.of(context["ti"], self.crawl_key), config.start_url,
+                                        journal_lease=self.journal_lease)
         except site_memory.SiteMemoryError as exc:
             raise AirflowFailException(str(exc)) from exc
-        finished = last is not None and (last.run_id == crawl_run or last.run_id.startswith(crawl_run + RERUN))
-        if finished and not self.crawl_key:
-            # This task instance's crawl already finished (the task was cleared after a success, or a step
-            # after the crawl failed): a try is then a new incremental crawl from the memory that crawl left,
-            # under its own run id, whose manifest and Asset event carry what changed since.
-            self.log.info("the crawl of this task instance finished as run %s: starting a new incremental "
-                          "crawl from its site memory", last.run_id)
-            store.clear()
-            crawl_run = crawl_run + RERUN + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        sink = S3Sink(hook, layout, crawl_run)
-        self._point_state_store(context, store, crawl_run)
-        had_state = bool(store.checkpoints())
-        if fresh:
-            store.clear()
-        self.log.info("crawl of %s (site %s, try %s): %s", config.start_url, layout.site, try_number,
-                      "fresh start" if fresh else ("resuming from " + store.describe()) if had_state
-                      else "no checkpoint yet, starting")
 
+    def _point_state_store(self, context: Context, storage: CrawlStorage) -> None:
+        """Record where the state lives in the task instance's state store (Airflow >= 3.3), so the UI and
+        tools can find it; the key itself is derived, so a missing store never prevents a resume."""
+        tss = context.get("task_state_store")
+        if tss is None:
+            return
+        try:
+            previous = tss.get(STATE_POINTER_KEY)
+            if previous:
+                self.log.info("previous try left its crawl state at %s", previous.get("state"))
+            tss.set(STATE_POINTER_KEY, {"state": storage.store.describe(), "run": storage.run_id})
+        except Exception as exc:  # the pointer is a convenience; the crawl must not fail over it
+            self.log.warning("could not update task_state_store: %s", exc)
+
+    def _crawl(self, config: CrawlConfig, storage: CrawlStorage, fresh: bool,
+               context: Context) -> tuple[Crawler, CrawlSummary]:
+        """Run the engine until it stops; whatever kills the try, the budget it spent is saved first."""
+        crawler = self._crawler = Crawler(config, storage.sink, storage.store, run_id=storage.run_id,
+                                          on_progress=self._progress_handler(context), memory=storage.memory,
+                                          warm_start=bool(self.warm_start))
+        try:
+            # resume=True is also right on a first try: with no state it is a plain start.
+            summary = crawler.run(resume=not fresh, fresh=fresh)
+        except BaseException:
+            # Record the budget the try spent, so the retry does not overshoot it. Manifest rows appended
+            # since the last checkpoint are not flushed: the retry re-crawls from that checkpoint and writes
+            # them once (their objects are already in S3, so uploads are skipped).
+            _best_effort(storage.store.flush_journal, "budget journal")
+            raise
+        finally:
+            self._crawler = None
+        storage.store.flush_journal()
+        return crawler, summary
+
+    def _progress_handler(self, context: Context) -> Callable[[Progress], None]:
+        """The engine's progress callback: a log line every 10 s, and the user's ``progress_callback``."""
         last_log = [0.0]
 
         def on_progress(p: Progress) -> None:
@@ -247,96 +298,47 @@ class SBCrawlOperator(BaseOperator):
             if self.progress_callback is not None:
                 self.progress_callback(p, context)
 
-        crawler = self._crawler = Crawler(config, sink, store, run_id=crawl_run, on_progress=on_progress,
-                                          memory=memory, warm_start=bool(self.warm_start))
-        try:
-            # resume=True is also right on a first try: with no state it is a plain start.
-            summary = self._crawler.run(resume=not fresh, fresh=fresh)
-        except BaseException:
-            # Whatever killed the try, record the budget it spent, so the retry does not overshoot it.
-            # Manifest rows appended since the last checkpoint are not flushed: the retry re-crawls from that
-            # checkpoint and writes them once (their objects are already in S3, so uploads are skipped).
-            _best_effort(store.flush_journal, "budget journal")
-            raise
-        finally:
-            self._crawler = None
-        store.flush_journal()
+        return on_progress
 
+    def _check_outcome(self, config: CrawlConfig, storage: CrawlStorage, summary: CrawlSummary) -> None:
+        """Fail the try (retryable) when the crawl was killed or could not even crawl its start page."""
         if self._killed:
             raise AirflowException(f"crawl stopped by on_kill after {summary.pages} pages; its checkpoint is in "
-                                   f"{store.describe()} and a retry resumes from it")
+                                   f"{storage.store.describe()} and a retry resumes from it")
         if summary.start_error and summary.pages <= 1 and summary.targets == 0:
             raise AirflowException(f"the start page {config.start_url} could not be crawled: {summary.start_error}")
 
-        self._clean_state(store)
+    def _result(self, storage: CrawlStorage, crawler: Crawler, summary: CrawlSummary,
+                try_number: int) -> dict[str, Any]:
+        """The XCom: the engine's summary, where the run's files are, and what the sink uploaded."""
+        layout, sink = storage.layout, storage.sink
         manifest_keys = sink.all_manifest_keys()
-        report_key = self._upload_report(hook, layout, crawl_run, crawler, summary)
+        report_key = self._upload_report(storage, crawler, summary)
         result = summary.to_dict()
         result.update(
             report_key=report_key,
             site=layout.site, bucket=layout.bucket, prefix=layout.prefix,
             objects_prefix=layout.objects_prefix(), manifest_keys=manifest_keys,
-            manifest_uri=layout.manifest_uri(), state_prefix=store.describe(), try_number=try_number,
+            manifest_uri=layout.manifest_uri(), state_prefix=storage.store.describe(), try_number=try_number,
             crawl_key=self.crawl_key,
             objects_uploaded=sink.objects_uploaded, objects_skipped=sink.objects_skipped,
         )
-        if self.manifest_event:
-            self._emit_manifest_event(context, layout, result)
-        self._lineage = lineage.operator_lineage(
-            [lineage.site(config.start_url)],
-            [lineage.s3(layout.bucket, layout.objects_prefix()),
-             lineage.s3(layout.bucket, layout.run_prefix(crawl_run))])
-        self.log.info("crawl done: %d targets, %d requests, %d pages (%s)", summary.targets, summary.requests,
-                      summary.pages, summary.stop_reason)
         return result
 
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
-        """OpenLineage: the site read, the S3 objects and the run's manifests written (see lineage.py)."""
-        return self._lineage
-
-    def _upload_report(self, hook: S3Hook, layout: S3CrawlLayout, crawl_run: str, crawler: Crawler,
-                       summary: CrawlSummary) -> str:
+    def _upload_report(self, storage: CrawlStorage, crawler: Crawler, summary: CrawlSummary) -> str:
         """The explainable crawl report (Markdown + plots) next to the run's manifests; a report that cannot
         be made is logged, never a reason to fail a crawl whose targets are stored."""
         from airflow_sbcrawl.report import REPORT_NAME, write_report
 
-        run_prefix = layout.run_prefix(crawl_run).rstrip("/")
+        run_prefix = storage.layout.run_prefix(storage.run_id)
         try:
             with tempfile.TemporaryDirectory(prefix="sbcrawl-report-") as tmp:
                 write_report(crawler, summary, tmp)
-                for path in sorted(Path(tmp).iterdir()):
-                    hook.load_file(str(path), f"{run_prefix}/{path.name}", layout.bucket, replace=True)
-            return f"{run_prefix}/{REPORT_NAME}"
+                self.hook.upload_folder(tmp, storage.layout.bucket, run_prefix)
+            return join_key(run_prefix, REPORT_NAME)
         except Exception as exc:  # matplotlib missing, S3 hiccup: the crawl itself succeeded
             self.log.warning("crawl report not written: %s", exc)
             return ""
-
-    def _clean_state(self, store: S3StateStore) -> None:
-        """After a success the run state is disposable: keep the last ``keep_checkpoints`` checkpoints (for
-        inspection), drop the rest and the journal. The site memory is elsewhere and stays."""
-        # A crawl continued by another task (crawl_key) resumes from its last checkpoint.
-        keep = max(1 if self.crawl_key else 0, int(self.keep_checkpoints))
-        try:
-            seqs = store.checkpoints()
-            for seq in seqs[: len(seqs) - keep]:
-                store.delete(seq)
-            store.journal_reset()
-        except Exception as exc:  # leftover state costs storage, not correctness
-            self.log.warning("could not clean the crawl state in %s: %s", store.describe(), exc)
-
-    def _point_state_store(self, context: Context, store: S3StateStore, crawl_run: str) -> None:
-        """Record where the state lives in the task instance's state store (Airflow >= 3.3), so the UI and
-        tools can find it; the key itself is derived, so a missing store never prevents a resume."""
-        tss = context.get("task_state_store")
-        if tss is None:
-            return
-        try:
-            previous = tss.get(STATE_POINTER_KEY)
-            if previous:
-                self.log.info("previous try left its crawl state at %s", previous.get("state"))
-            tss.set(STATE_POINTER_KEY, {"state": store.describe(), "run": crawl_run})
-        except Exception as exc:  # the pointer is a convenience; the crawl must not fail over it
-            self.log.warning("could not update task_state_store: %s", exc)
 
     def _emit_manifest_event(self, context: Context, layout: S3CrawlLayout, result: dict[str, Any]) -> None:
         extra = manifest_event_extra(result)
@@ -347,14 +349,6 @@ class SBCrawlOperator(BaseOperator):
                 events[outlet].add(Asset(uri), extra=extra)
             elif isinstance(outlet, Asset) and outlet.uri == uri:
                 events[outlet].extra.update(extra)
-
-    def on_kill(self) -> None:
-        # Runs in the signal handler (SIGTERM from the supervisor): only set a flag; the engine checkpoints
-        # after the request in flight and run() returns, well within the supervisor's grace period.
-        crawler = self._crawler
-        if crawler is not None:
-            self._killed = True
-            crawler.request_stop("task killed (on_kill)")
 
 
 def manifest_event_extra(result: dict[str, Any]) -> dict[str, Any]:
@@ -367,6 +361,15 @@ def manifest_event_extra(result: dict[str, Any]) -> dict[str, Any]:
         # Incremental crawls: new / changed / unchanged / gone datasets, and the run it started from.
         "changes": result["changes"], "warm_from": result["warm_from"],
     }
+
+
+def _lineage(config: CrawlConfig, storage: CrawlStorage) -> Any:
+    """OpenLineage: the site read; the site's objects and the run's folder written."""
+    layout = storage.layout
+    return lineage.operator_lineage(
+        [lineage.site(config.start_url)],
+        [lineage.s3(layout.bucket, layout.objects_prefix()),
+         lineage.s3(layout.bucket, layout.run_prefix(storage.run_id))])
 
 
 def _best_effort(fn: Callable[[], None], what: str) -> None:

@@ -10,22 +10,21 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Iterator, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from botocore.exceptions import BotoCoreError, ClientError
 
+from airflow_sbcrawl.hooks.crawl import SBCrawlHook
 from airflow_sbcrawl.hooks.lake import IcebergCatalogHook
-from airflow_sbcrawl.hooks.s3 import s3_hook
-from airflow_sbcrawl.hooks.tables import download
 from airflow_sbcrawl.lake import OBSERVATIONS, TABLES, LakeError, LoadResult, load_tables, mark_gone
 from airflow_sbcrawl.operators import lineage
 from airflow_sbcrawl.tables import read_tables
 from airflow_sbcrawl.tables.output import INDEX_NAME
 
 if TYPE_CHECKING:
-    from airflow.providers.amazon.aws.hooks.s3 import S3Hook
     from airflow.sdk import Context
 
 
@@ -105,6 +104,7 @@ class LoadToLakeOperator(BaseOperator):
         self._lineage: Any = None
 
     def execute(self, context: Context) -> dict[str, Any]:
+        """Load every detected run into the lake; the sums over the runs and each run's result (the XCom)."""
         try:
             runs = detected_runs(self.detected)
             max_obs = max(1, int(self.max_observations))
@@ -118,7 +118,7 @@ class LoadToLakeOperator(BaseOperator):
         except Exception as exc:  # AirflowNotFoundException and friends
             raise AirflowFailException(f"catalog connection {self.catalog_conn_id!r} is not usable: {exc}") from exc
         self.log.info("loading %d crawl run(s) into %s", len(runs), catalog.describe())
-        s3 = s3_hook(self.aws_conn_id)
+        s3 = self.hook  # checks the connection before any work
         loads = []
         for run in runs:
             try:
@@ -138,7 +138,12 @@ class LoadToLakeOperator(BaseOperator):
         """OpenLineage: the Parquet tables read, the lake's Iceberg tables written (see lineage.py)."""
         return self._lineage
 
-    def _load_run(self, s3: S3Hook, config: Any, run: dict[str, Any], max_obs: int) -> dict[str, Any]:
+    @cached_property
+    def hook(self) -> SBCrawlHook:
+        """The S3 hook of ``aws_conn_id`` the Parquet files are read with (a missing connection fails the task)."""
+        return SBCrawlHook.for_connection(self.aws_conn_id)
+
+    def _load_run(self, s3: SBCrawlHook, config: Any, run: dict[str, Any], max_obs: int) -> dict[str, Any]:
         bucket, prefix, site, run_id = run["bucket"], run["tables_prefix"], run["site"], run["run_id"]
         text = s3.read_key(prefix + INDEX_NAME, bucket)
         records = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -148,7 +153,7 @@ class LoadToLakeOperator(BaseOperator):
                 work = Path(tmp) / f"batch-{len(results):05d}"
                 (work / "tables").mkdir(parents=True)
                 for rec in batch:
-                    download(s3, bucket, prefix + rec["path"], work / rec["path"])
+                    s3.stream_to_file(bucket, prefix + rec["path"], work / rec["path"])
                 index = work / INDEX_NAME
                 index.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in batch), encoding="utf-8")
                 results.append(load_tables(config, read_tables(index), site=site, crawl_run=run_id))

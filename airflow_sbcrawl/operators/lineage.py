@@ -16,15 +16,18 @@ Dataset = tuple[str, str]  # (namespace, name)
 
 
 def site(url: str) -> Dataset:
+    """The website of ``url``: its origin as namespace, its path as name."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}", parts.path or "/"
 
 
 def s3(bucket: str, key_prefix: str) -> Dataset:
+    """An S3 folder (or object)."""
     return f"s3://{bucket}", key_prefix.rstrip("/") or "/"
 
 
 def iceberg(catalog_uri: str, namespace: str, table: str) -> Dataset:
+    """An Iceberg table of a REST catalog."""
     return catalog_uri.rstrip("/"), f"{namespace}.{table}"
 
 

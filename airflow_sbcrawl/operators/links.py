@@ -22,9 +22,9 @@ DEFAULT_OBJECT_URL_TEMPLATE = "https://s3.console.aws.amazon.com/s3/buckets/{buc
 
 def object_url(bucket: str, key: str) -> str:
     """The browser URL of ``s3://bucket/key`` per ``[sbcrawl] object_url_template``."""
-    from airflow_sbcrawl.operators.settings import SECTION, _airflow_option
+    from airflow_sbcrawl.settings import SECTION, airflow_option
 
-    template = _airflow_option("object_url_template") or DEFAULT_OBJECT_URL_TEMPLATE
+    template = airflow_option("object_url_template") or DEFAULT_OBJECT_URL_TEMPLATE
     try:
         return template.format(bucket=quote(bucket, safe=""), key=quote(key, safe="/"))
     except (KeyError, IndexError, ValueError) as exc:
@@ -32,10 +32,13 @@ def object_url(bucket: str, key: str) -> str:
 
 
 class _CrawlResultLink(BaseOperatorLink):
+    """A link to an S3 key named in the crawl's return value (subclasses say which)."""
+
     def _key(self, result: dict[str, Any]) -> str:
         raise NotImplementedError
 
     def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
+        """The browser URL of the key, or "" when the try returned nothing (Airflow then shows no link)."""
         result = XCom.get_value(ti_key=ti_key, key="return_value")
         if not isinstance(result, dict) or not result.get("bucket"):
             return ""  # the try failed before it returned: nothing to show

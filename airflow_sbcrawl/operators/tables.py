@@ -1,44 +1,38 @@
 """DetectTablesOperator: the statistics tables inside one crawl run's files, from S3 back to S3 as Parquet.
 
 Thin by design: reading files and finding tables is ``airflow_sbcrawl.tables`` (``detect_to_dir``), keys
-and transfers are ``airflow_sbcrawl.hooks.tables`` over ``S3Hook``; this module turns the Airflow context
-(the triggering Asset events or a templated list of crawls, the connection) into those calls. The output
-layout is described in ``hooks/tables.py``.
+are ``hooks/layout.py`` (where the output layout is described) and transfers ``SBCrawlHook``
+(``hooks/crawl.py``, an ``S3Hook``); this module turns the Airflow context (the triggering Asset events or
+a templated list of crawls, the connection) into those calls.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import re
 import shutil
 import tempfile
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from botocore.exceptions import BotoCoreError, ClientError
 
-from airflow_sbcrawl.hooks.s3 import read_manifest, s3_hook
-from airflow_sbcrawl.hooks.tables import (
-    CrawlRef,
-    copy,
-    detected_marker_key,
-    download,
-    read_json,
-    reason_key,
-    upload,
-    write_json,
-)
+from airflow_sbcrawl.hooks.crawl import SBCrawlHook
+from airflow_sbcrawl.hooks.layout import CrawlRef
 from airflow_sbcrawl.operators import lineage
 from airflow_sbcrawl.tables import DETECTOR_VERSION, InputFile, detect_to_dir
 from airflow_sbcrawl.tables.output import ERRORS_NAME, INDEX_NAME
 
 if TYPE_CHECKING:
-    from airflow.providers.amazon.aws.hooks.s3 import S3Hook
     from airflow.sdk import Context
 
+#: The detection summary of a run, next to its index (the operator's XCom for that run).
 SUMMARY_NAME = "summary.json"
+_NOISE = re.compile(r"'[^']*'|\"[^\"]*\"|\d+")
 
 
 def crawls_from_context(context: Context) -> list[CrawlRef]:
@@ -117,6 +111,7 @@ class DetectTablesOperator(BaseOperator):
         self._lineage: Any = None
 
     def execute(self, context: Context) -> dict[str, Any]:
+        """Detect the tables of every crawl run; each run's summary and the totals over them (the XCom)."""
         try:
             refs = parse_crawls(self.crawls) or crawls_from_context(context)
             max_bytes = int(self.max_file_bytes)
@@ -125,11 +120,10 @@ class DetectTablesOperator(BaseOperator):
         if not refs:
             raise AirflowFailException("no crawl run to process: pass crawls=… or schedule the DAG on the crawl's "
                                        "manifest Asset (or the sbcrawl-manifests alias)")
-        hook = s3_hook(self.aws_conn_id)
         results = []
         for ref in refs:
             try:
-                results.append(self._detect_run(hook, ref, max_bytes))
+                results.append(self._detect_run(ref, max_bytes))
             except (ClientError, BotoCoreError) as exc:
                 raise AirflowException(f"S3 failed while detecting tables of {ref.site} run {ref.run_id}: {exc}") \
                     from exc
@@ -150,10 +144,15 @@ class DetectTablesOperator(BaseOperator):
         """OpenLineage: the crawled objects read, the Parquet tables written (see lineage.py)."""
         return self._lineage
 
+    @cached_property
+    def hook(self) -> SBCrawlHook:
+        """The crawl storage hook of ``aws_conn_id`` (a missing connection fails the task, without retries)."""
+        return SBCrawlHook.for_connection(self.aws_conn_id)
+
     # -- one crawl run ---------------------------------------------------------------------------------
-    def _detect_run(self, hook: S3Hook, ref: CrawlRef, max_bytes: int) -> dict[str, Any]:
-        out = ref.tables_prefix
-        rows = read_manifest(hook, ref.bucket, list(ref.manifest_keys))
+    def _detect_run(self, ref: CrawlRef, max_bytes: int) -> dict[str, Any]:
+        hook, out = self.hook, ref.tables_prefix
+        rows = hook.read_manifest(ref.bucket, list(ref.manifest_keys))
         # An incremental crawl lists every dataset it checked; only new and changed files carry new content
         # (rows of crawls before recrawls have no status: all new). Gone ones are reported, never deleted.
         gone = sorted(r["url"] for r in rows if r.get("status") == "gone")
@@ -173,8 +172,7 @@ class DetectTablesOperator(BaseOperator):
             index_path, errors_path = Path(tmp) / INDEX_NAME, Path(tmp) / ERRORS_NAME
             with index_path.open("w", encoding="utf-8") as index, errors_path.open("w", encoding="utf-8") as errs:
                 for row in files:
-                    records, errors, no_tables, reused, seconds = self._one_file(hook, ref, row, Path(tmp),
-                                                                                 max_bytes)
+                    records, errors, no_tables, reused, seconds = self._one_file(ref, row, Path(tmp), max_bytes)
                     for rec in records:
                         index.write(json.dumps(rec, ensure_ascii=False) + "\n")
                     for err in errors:
@@ -194,32 +192,32 @@ class DetectTablesOperator(BaseOperator):
             summary["no_table_reasons"] = dict(no_table)
             # The index goes last: whoever finds it finds every Parquet file it names.
             if summary["errors"]:
-                upload(hook, ref.bucket, out + ERRORS_NAME, errors_path)
-            write_json(hook, ref.bucket, out + SUMMARY_NAME, summary)
-            upload(hook, ref.bucket, out + INDEX_NAME, index_path)
+                hook.put_file(ref.bucket, out + ERRORS_NAME, errors_path)
+            hook.write_json(ref.bucket, out + SUMMARY_NAME, summary)
+            hook.put_file(ref.bucket, out + INDEX_NAME, index_path)
         self.log.info("%s run %s: %d files (%d reused), %d tables, %d observations, %d errors %s, "
                       "%d sheets or parts without a table %s", ref.site, ref.run_id, summary["files"],
                       summary["files_reused"], summary["tables"], summary["observations"], summary["errors"],
                       dict(reasons) or "", summary["no_table_found"], dict(no_table) or "")
         return summary
 
-    def _one_file(self, hook: S3Hook, ref: CrawlRef, row: dict[str, Any], tmp: Path,
+    def _one_file(self, ref: CrawlRef, row: dict[str, Any], tmp: Path,
                   max_bytes: int) -> tuple[list[dict], list[dict], dict[str, int], bool, float]:
         """(index records, errors, sheets without a table by reason, reused?, seconds) of one manifest file;
         never raises for bad content."""
         sha, url = row["sha256"], row.get("url", "")
-        marker_key = detected_marker_key(ref.layout, DETECTOR_VERSION, sha)
-        out = ref.tables_prefix
+        hook, out = self.hook, ref.tables_prefix
+        marker_key = ref.layout.detected_marker_key(DETECTOR_VERSION, sha)
 
         def error(reason: str) -> dict:
             return {"source_url": url, "sha256": sha, "member": "", "reason": reason, "format": ""}
 
         if self.reuse_detected:
-            marker = read_json(hook, ref.bucket, marker_key)
+            marker = hook.read_json(ref.bucket, marker_key)
             if marker and marker.get("detector_version") == DETECTOR_VERSION:
                 records = []
                 for rec in marker["records"]:
-                    copy(hook, ref.bucket, marker["tables_prefix"] + rec["path"], out + rec["path"])
+                    hook.copy_within(ref.bucket, marker["tables_prefix"] + rec["path"], out + rec["path"])
                     prov = {**rec["provenance"], "source_url": url, "crawl_run": ref.run_id}
                     records.append({**rec, "provenance": prov})
                 errors = [{**e, "source_url": url} for e in marker.get("errors", [])]
@@ -231,7 +229,7 @@ class DetectTablesOperator(BaseOperator):
         obj, work = tmp / "object", tmp / "work"
         try:
             try:
-                download(hook, ref.bucket, ref.layout.object_key(sha), obj)
+                hook.stream_to_file(ref.bucket, ref.layout.object_key(sha), obj)
             except ClientError as exc:
                 code = exc.response.get("Error", {}).get("Code", "")
                 if code in ("404", "NoSuchKey", "NotFound"):
@@ -243,16 +241,25 @@ class DetectTablesOperator(BaseOperator):
             records = _read_lines(work / INDEX_NAME)
             errors = _read_lines(work / ERRORS_NAME)
             for rec in records:
-                upload(hook, ref.bucket, out + rec["path"], work / rec["path"])
+                hook.put_file(ref.bucket, out + rec["path"], work / rec["path"])
             # Written after its Parquet files: a marker never points at a file that is not there.
             no_tables = result["no_table_reasons"]
-            write_json(hook, ref.bucket, marker_key, {"detector_version": DETECTOR_VERSION, "sha256": sha,
+            hook.write_json(ref.bucket, marker_key, {"detector_version": DETECTOR_VERSION, "sha256": sha,
                                                       "tables_prefix": out, "records": records, "errors": errors,
                                                       "no_table_reasons": no_tables})
             return records, errors, no_tables, False, float(result.get("seconds", 0.0))
         finally:
             obj.unlink(missing_ok=True)
             shutil.rmtree(work, ignore_errors=True)
+
+
+def reason_key(error: dict[str, Any]) -> str:
+    """A short, countable category of a read error: its format and the reason's head, without the
+    quoted names and numbers that make every message unique ("xlsx: sheet …", "pdf: page …")."""
+    reason = str(error.get("reason", "")).split(":", 1)[0]
+    reason = _NOISE.sub("…", reason).strip()[:60] or "unknown"
+    fmt = error.get("format") or ""
+    return f"{fmt}: {reason}" if fmt else reason
 
 
 def _read_lines(path: Path) -> list[dict]:

@@ -1,4 +1,4 @@
-"""Deployment settings shared by the example DAGs, read when a DAG file is parsed.
+"""Deployment settings of the example DAGs, read when a DAG file is parsed, and the providers' list.
 
 Parse-time settings (not templated Variables) for bucket, prefix and connection, because they make up the
 manifest Asset's URI, and ingestion DAGs can only schedule on an Asset whose URI is known when parsed.
@@ -15,6 +15,10 @@ Each setting is an option of the ``[sbcrawl]`` section of the Airflow configurat
 (``2``), ``retry_delay_s`` (``300``), ``lake_conn_id`` (``sbcrawl_lake``) and ``lake_namespace`` (the
 connection's ``namespace`` extra, else ``sbcrawl``). ``object_url_template`` is read by the extra links
 (``operators/links.py``).
+
+``CrawlSettings.default_args`` hands the storage settings and the retry policy to a DAG's
+``default_args``, so a DAG file states them once whatever its number of tasks; Airflow gives each task
+the ones its operator accepts.
 
 A bad value is a ``ConfigError`` that names the variable it came from.
 """
@@ -40,7 +44,7 @@ PROVIDERS_FILE_NAME = "providers.yaml"
 SECTION = "sbcrawl"
 
 
-def _airflow_option(option: str) -> str | None:
+def airflow_option(option: str) -> str | None:
     """``[sbcrawl] <option>`` of the Airflow configuration, or None where unset (or outside Airflow)."""
     try:
         from airflow.providers.common.compat.sdk import conf
@@ -56,7 +60,7 @@ def _setting(env: dict[str, str] | os._Environ, option: str, use_airflow_config:
     if env.get(var) not in (None, ""):
         return env[var], var
     if use_airflow_config:
-        value = _airflow_option(option)
+        value = airflow_option(option)
         if value is not None:
             return value, f"[{SECTION}] {option} (AIRFLOW__{SECTION.upper()}__{option.upper()})"
     return None, var
@@ -77,20 +81,12 @@ def parse_crawl_options(text: str, source: str = "SBCRAWL_CRAWL_OPTIONS") -> dic
         raise ConfigError(f"{source}: unknown crawl settings {', '.join(unknown)}")
     return options
 
-# IPv4 literals of loopback, private, link-local, "this network" and shared (CGNAT) ranges.
-_NON_PUBLIC_IPV4 = (r"(127\.\d+|10\.\d+|0\.\d+|169\.254|192\.168|172\.(1[6-9]|2\d|3[01])"
-                    r"|100\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7]))(\.\d+)+")
-#: Start URLs a web form accepts: http(s) on a host name or a public IPv4 address. localhost, non-public
-#: IPv4 literals and IPv6 literals are refused (a crawl must not become a way into the network it runs
-#: in); names resolving to such addresses are refused at connection time by the crawler itself.
-PUBLIC_URL_PATTERN = (
-    rf"^https?://(?!{_NON_PUBLIC_IPV4}([:/?#]|$))(?!(localhost|[^\s/:?#]*\.localhost)\.?([:/?#]|$))"
-    r"[^\s/:?#\[\]]+(:[0-9]{1,5})?([/?#][^\s]*)?$"
-)
-
 
 @dataclass(frozen=True)
 class CrawlSettings:
+    """The ``[sbcrawl]`` options of this process, each overridden by its ``SBCRAWL_<OPTION>`` variable
+    (see the module docstring; build with :meth:`from_env`)."""
+
     bucket: str = "sbcrawl"
     prefix: str = "crawls"
     aws_conn_id: str = "aws_default"
@@ -130,6 +126,15 @@ class CrawlSettings:
             lake_namespace=get("lake_namespace")[0] or None,
         )
 
+    @property
+    def default_args(self) -> dict[str, Any]:
+        """A DAG's ``default_args``: where crawls store (bucket, prefix, connection) and how tasks retry.
+
+        Operators take the keys their signature has (``DetectTablesOperator`` only ``aws_conn_id``), and
+        ``retries``/``retry_delay`` go to every task of the DAG."""
+        return {"bucket": self.bucket, "prefix": self.prefix, "aws_conn_id": self.aws_conn_id,
+                "retries": self.retries, "retry_delay": self.retry_delay}
+
 
 def _number(kind: type, text: str | None, source: str, default: Any, *, minimum: float) -> Any:
     if text is None:
@@ -157,6 +162,7 @@ class StatisticsProvider:
     crawl_options: dict[str, Any] = field(default_factory=dict)
 
     def validate(self) -> None:
+        """``ConfigError`` naming the provider when its id cannot name a DAG or its crawl settings are bad."""
         if not isinstance(self.id, str) or not _ID.match(self.id):
             raise ConfigError(f"provider id {self.id!r}: use lowercase letters, digits and '_' (it names a DAG)")
         try:  # the engine's own checks, with the provider named

@@ -1,146 +1,38 @@
-"""S3 storage for the crawl engine, over the amazon provider's ``S3Hook`` (so ``aws_conn_id`` connections,
-endpoint overrides and credentials work as for every other AWS operator).
+"""The crawl engine's storage protocols over S3: ``S3Sink`` (``crawler.sinks.Sink``: targets and manifest
+rows) and ``S3StateStore`` (``crawler.state.StateStore``: checkpoints and the budget journal).
 
-Layout under ``s3://<bucket>/<prefix>/<site>/`` (site = the start URL's host without "www."):
-
-* ``objects/<sha256>`` — each target once, content-addressed; an upload is skipped when the key exists,
-  so a replay after a retry never stores a target twice.
-* ``runs/<run_id>/manifest-<seq>.jsonl`` — the manifest rows of one crawl run, one object per ``flush()``
-  (the engine flushes before every checkpoint, so every row a checkpoint counts is durable in S3).
-* ``state/<dag_id>/<run_id>/<task_id>/<map_index>/ckpt-<seq>/<file>`` and ``.../journal`` — checkpoints
-  of one task instance (a key stable across its tries) and its budget journal.
-
-The engine's protocols (``crawler.sinks.Sink``, ``crawler.state.StateStore``) are implemented without
-importing the engine's internals beyond them.
+Both write through the amazon provider's ``S3Hook`` (in practice ``hooks.crawl.SBCrawlHook``, which builds
+them), so ``aws_conn_id`` connections, endpoint overrides and credentials work as for every other AWS
+operator; where their keys go is ``hooks/layout.py``. The engine is imported for its protocols' error type
+only.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import logging
-import re
-import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from airflow_sbcrawl.crawler.sinks import SinkError
-from airflow_sbcrawl.crawler.urls import normalize
 
 if TYPE_CHECKING:
     from airflow.providers.amazon.aws.hooks.s3 import S3Hook
 
-log = logging.getLogger(__name__)
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
+    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
 
 
-def s3_hook(aws_conn_id: str | None) -> S3Hook:
-    """The amazon provider's S3Hook, after checking that the connection exists, so that a missing one is a
-    clear, non-retryable error before any request rather than a credentials error deep inside boto3."""
-    from airflow.providers.amazon.aws.hooks.s3 import S3Hook
-    from airflow.providers.common.compat.sdk import AirflowFailException, BaseHook
-
-    if aws_conn_id:
-        try:
-            BaseHook.get_connection(aws_conn_id)
-        except Exception as exc:  # AirflowNotFoundException, or the API server's "not found"
-            raise AirflowFailException(
-                f"connection {aws_conn_id!r} is not defined: create it (conn_type 'aws', with "
-                "endpoint_url in its extra for a non-AWS S3) or pass aws_conn_id=None to use boto3's "
-                "default credentials") from exc
-    return S3Hook(aws_conn_id=aws_conn_id)
-
-
-def site_key(start_url: str) -> str:
-    """The site folder of a start URL: its host without "www.", a non-default port kept after "_"."""
-    netloc = normalize(start_url).split("/", 3)[2]
-    host = netloc.removeprefix("www.")
-    return host.replace(":", "_")
-
-
-def safe_segment(value: str) -> str:
-    """One S3 key segment from an Airflow id (run ids hold ':' and '+'): readable, no '/', stable."""
-    cleaned = _UNSAFE.sub("_", value).strip("_")
-    return cleaned or "_"
-
-
-def _join(*parts: str) -> str:
-    return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
-
-
-@dataclass(frozen=True)
-class S3CrawlLayout:
-    """Every key a crawl of one site writes, in one place (operator, tests and ingestion agree on it)."""
-
-    bucket: str
-    prefix: str
-    site: str
-
-    @property
-    def site_prefix(self) -> str:
-        return _join(self.prefix, self.site)
-
-    def object_key(self, sha256: str) -> str:
-        return _join(self.site_prefix, "objects", sha256)
-
-    def objects_prefix(self) -> str:
-        return _join(self.site_prefix, "objects") + "/"
-
-    def run_prefix(self, run_id: str) -> str:
-        return _join(self.site_prefix, "runs", safe_segment(run_id)) + "/"
-
-    def state_prefix(self, dag_id: str, run_id: str, task_id: str, map_index: int | None = None) -> str:
-        """The crawl state of one task instance, or (no ``map_index``) of a crawl that several task instances
-        continue, ``task_id`` being then its crawl key."""
-        return _join(self.site_prefix, "state", safe_segment(dag_id), safe_segment(run_id),
-                     safe_segment(task_id), "" if map_index is None else str(map_index)) + "/"
-
-    def memory_prefix(self) -> str:
-        """The site memory (crawler/memory.py): one per site, read by every warm start."""
-        return _join(self.site_prefix, "memory") + "/"
-
-    def manifest_uri(self) -> str:
-        """The URI of the site's manifest Asset (one per site, whatever the run)."""
-        return f"s3://{self.bucket}/{_join(self.site_prefix, 'manifest')}"
-
-    def url(self, key: str) -> str:
-        return f"s3://{self.bucket}/{key}"
-
-
-def _describe_error(exc: Exception) -> str:
+def describe_error(exc: Exception) -> str:
+    """An S3 failure in one line: the error code and message of a ``ClientError``, else type and text."""
     if isinstance(exc, ClientError):
         err = exc.response.get("Error", {})
         return f"{err.get('Code', '?')}: {err.get('Message', '') or exc}"
     return f"{type(exc).__name__}: {exc}"
 
 
-def check_bucket_writable(hook: S3Hook, bucket: str, prefix: str) -> None:
-    """Write, read back and delete a probe object under ``prefix``; raises ``SinkError`` saying why not.
-
-    A write probe (not ``head_bucket``) because a bucket can exist and still refuse writes, and the crawl
-    must fail before it sends its first request, not after it has spent budget on targets it cannot keep."""
-    key = _join(prefix, f".sbcrawl-probe-{uuid.uuid4().hex}")
-    try:
-        # Some S3 servers (SeaweedFS) create a missing bucket on the first PUT; a typo in the bucket name
-        # must fail instead of silently writing elsewhere than intended.
-        hook.get_conn().head_bucket(Bucket=bucket)
-    except (ClientError, BotoCoreError, OSError, ValueError) as exc:
-        raise SinkError(f"S3 bucket {bucket!r} does not exist or cannot be reached ({_describe_error(exc)}); "
-                        "check the bucket name, the connection's endpoint and its credentials") from exc
-    try:
-        hook.load_bytes(b"probe", key=key, bucket_name=bucket, replace=True)
-        hook.delete_objects(bucket=bucket, keys=[key])
-    except (ClientError, BotoCoreError, OSError, ValueError) as exc:
-        raise SinkError(
-            f"S3 bucket {bucket!r} is not writable at s3://{bucket}/{key} ({_describe_error(exc)}); "
-            "check the bucket name, the connection's endpoint and its credentials") from exc
-
-
-def _list_keys(hook: S3Hook, bucket: str, prefix: str) -> list[str]:
+def list_keys(hook: S3Hook, bucket: str, prefix: str) -> list[str]:
+    """Every key under ``prefix`` (the hook pages through the listing)."""
     return list(hook.list_keys(bucket_name=bucket, prefix=prefix) or [])
 
 
@@ -163,18 +55,20 @@ class S3Sink:
 
     # -- objects ---------------------------------------------------------------------------------------
     def has_object(self, sha256: str) -> bool:
+        """Whether the site already holds this content (a HEAD, remembered once seen)."""
         if sha256 in self._known:
             return True
         try:
             found = self.hook.head_object(self.layout.object_key(sha256), self.layout.bucket) is not None
         except (ClientError, BotoCoreError) as exc:
             raise SinkError(f"cannot check {self.layout.url(self.layout.object_key(sha256))}: "
-                            f"{_describe_error(exc)}") from exc
+                            f"{describe_error(exc)}") from exc
         if found:
             self._known.add(sha256)
         return found
 
     def put_object(self, sha256: str, path: Path, mime: str) -> None:
+        """Upload the file at ``path`` under its sha256 unless the site holds it already; deletes ``path``."""
         key = self.layout.object_key(sha256)
         try:
             if self.has_object(sha256):
@@ -187,16 +81,17 @@ class S3Sink:
             self._known.add(sha256)
             self.objects_uploaded += 1
         except (ClientError, BotoCoreError) as exc:
-            raise SinkError(f"cannot store {self.layout.url(key)}: {_describe_error(exc)}") from exc
+            raise SinkError(f"cannot store {self.layout.url(key)}: {describe_error(exc)}") from exc
         finally:
             Path(path).unlink(missing_ok=True)  # the sink owns the temporary file
 
     # -- manifest rows ---------------------------------------------------------------------------------
     def append_rows(self, rows: list[dict]) -> None:
+        """Buffer manifest rows until the next ``flush``."""
         self._pending.extend(rows)
 
     def _manifest_keys_in_s3(self) -> list[str]:
-        keys = [k for k in _list_keys(self.hook, self.layout.bucket, self._run_prefix)
+        keys = [k for k in list_keys(self.hook, self.layout.bucket, self._run_prefix)
                 if k.rsplit("/", 1)[-1].startswith("manifest-") and k.endswith(".jsonl")]
         return sorted(keys)  # zero-padded sequence numbers: lexical order is write order
 
@@ -204,17 +99,18 @@ class S3Sink:
         return int(key.rsplit("/", 1)[-1][len("manifest-"):-len(".jsonl")])
 
     def flush(self) -> None:
+        """Write the buffered rows as the run's next manifest object (none when nothing is buffered)."""
         if not self._pending:
             return
         if self._next_seq is None:
             existing = self._manifest_keys_in_s3()
             self._next_seq = self._seq_from_key(existing[-1]) + 1 if existing else 1
-        key = f"{self._run_prefix}manifest-{self._next_seq:06d}.jsonl"
+        key = self.layout.manifest_key(self.run_id, self._next_seq)
         body = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in self._pending)
         try:
             self.hook.load_bytes(body.encode("utf-8"), key=key, bucket_name=self.layout.bucket, replace=True)
         except (ClientError, BotoCoreError) as exc:
-            raise SinkError(f"cannot write the manifest {self.layout.url(key)}: {_describe_error(exc)}") from exc
+            raise SinkError(f"cannot write the manifest {self.layout.url(key)}: {describe_error(exc)}") from exc
         self._next_seq += 1
         self._pending.clear()
         self.manifest_keys.append(key)
@@ -231,9 +127,11 @@ class S3Sink:
         return rows + list(self._pending)
 
     def all_manifest_keys(self) -> list[str]:
+        """Every manifest object of the run in S3, every try's, in write order."""
         return self._manifest_keys_in_s3()
 
     def describe(self) -> str:
+        """The site's folder, for logs."""
         return f"s3://{self.layout.bucket}/{self.layout.site_prefix}"
 
 
@@ -262,47 +160,55 @@ class S3StateStore:
 
     @property
     def journal_key(self) -> str:
+        """The key of the budget journal (one object: its last line)."""
         return f"{self.prefix}journal"
 
     def checkpoints(self) -> list[int]:
+        """Sequence numbers of the complete checkpoints (those whose ``MANIFEST.json`` exists), oldest first."""
         seqs = set()
-        for key in _list_keys(self.hook, self.bucket, self.prefix + "ckpt-"):
+        for key in list_keys(self.hook, self.bucket, self.prefix + "ckpt-"):
             folder, _, name = key[len(self.prefix):].partition("/")
             if name == "MANIFEST.json" and folder[5:].isdigit():
                 seqs.add(int(folder[5:]))
         return sorted(seqs)
 
     def write(self, seq: int, files: dict[str, bytes]) -> None:
+        """Upload one checkpoint's files in the order given (``MANIFEST.json`` last: it makes it complete)."""
         for name, data in files.items():  # dict order: MANIFEST.json comes last
             self.hook.load_bytes(data, key=self._ckpt_prefix(seq) + name, bucket_name=self.bucket, replace=True)
 
     def read(self, seq: int, name: str) -> bytes:
+        """One file of a checkpoint; ``FileNotFoundError`` when it cannot be read."""
         key = self._ckpt_prefix(seq) + name
         try:
             obj = self.hook.get_conn().get_object(Bucket=self.bucket, Key=key)
         except ClientError as exc:
             # FileNotFoundError is an OSError: the engine then treats the checkpoint as torn, not fatal.
-            raise FileNotFoundError(f"s3://{self.bucket}/{key}: {_describe_error(exc)}") from exc
+            raise FileNotFoundError(f"s3://{self.bucket}/{key}: {describe_error(exc)}") from exc
         return obj["Body"].read()
 
     def delete(self, seq: int) -> None:
-        keys = _list_keys(self.hook, self.bucket, self._ckpt_prefix(seq))
+        """Remove one checkpoint's files."""
+        keys = list_keys(self.hook, self.bucket, self._ckpt_prefix(seq))
         if keys:
             self.hook.delete_objects(bucket=self.bucket, keys=keys)
 
     # -- budget journal --------------------------------------------------------------------------------
     def journal_append(self, line: str) -> None:
+        """Record the budget's new totals, written before the spending they cover."""
         self._journal_line = line
         self._journal_dirty = True
         self.flush_journal()
 
     def flush_journal(self) -> None:
+        """Write the last journal line if it is not in S3 yet (a killed try calls it on its way out)."""
         if self._journal_dirty and self._journal_line is not None:
             self.hook.load_bytes((self._journal_line + "\n").encode("ascii"), key=self.journal_key,
                                  bucket_name=self.bucket, replace=True)
             self._journal_dirty = False
 
     def journal_lines(self) -> list[str]:
+        """The journal's lines in S3, then the one not written yet (only the last one counts)."""
         lines = [] if self._journal_line is None else [self._journal_line]
         try:
             obj = self.hook.get_conn().get_object(Bucket=self.bucket, Key=self.journal_key)
@@ -313,6 +219,7 @@ class S3StateStore:
         return lines
 
     def journal_reset(self) -> None:
+        """Forget the journal (a checkpoint now holds what it recorded)."""
         self._journal_line = None
         self._journal_dirty = False
         # The raw client: the hook's delete_objects logs every call, and this runs at every checkpoint.
@@ -320,20 +227,13 @@ class S3StateStore:
 
     def clear(self) -> None:
         """Remove every checkpoint and the journal (a fresh start of the same task instance)."""
-        keys = _list_keys(self.hook, self.bucket, self.prefix)
+        keys = list_keys(self.hook, self.bucket, self.prefix)
         for i in range(0, len(keys), 1000):
             self.hook.delete_objects(bucket=self.bucket, keys=keys[i:i + 1000])
         self._journal_line = None
         self._journal_dirty = False
 
     def describe(self) -> str:
+        """The state folder, for logs and the crawl's result."""
         return f"s3://{self.bucket}/{self.prefix}"
 
-
-def read_manifest(hook: S3Hook, bucket: str, keys: list[str]) -> list[dict]:
-    """Rows of the given manifest objects, in order (for ingestion and tests)."""
-    rows: list[dict] = []
-    for key in keys:
-        buf = io.StringIO(hook.read_key(key, bucket))
-        rows.extend(json.loads(line) for line in buf if line.strip())
-    return rows

@@ -19,7 +19,17 @@ from typing import Any
 from airflow_sbcrawl.crawler.addresses import start_url_problem
 from airflow_sbcrawl.crawler.policies.registry import PRODUCTION, REGISTRY
 from airflow_sbcrawl.crawler.shared_budget import ALLOCATIONS
-from airflow_sbcrawl.operators.settings import PUBLIC_URL_PATTERN
+
+# IPv4 literals of loopback, private, link-local, "this network" and shared (CGNAT) ranges.
+_NON_PUBLIC_IPV4 = (r"(127\.\d+|10\.\d+|0\.\d+|169\.254|192\.168|172\.(1[6-9]|2\d|3[01])"
+                    r"|100\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7]))(\.\d+)+")
+#: Start URLs a web form accepts: http(s) on a host name or a public IPv4 address. localhost, non-public
+#: IPv4 literals and IPv6 literals are refused (a crawl must not become a way into the network it runs
+#: in); names resolving to such addresses are refused at connection time by the crawler itself.
+PUBLIC_URL_PATTERN = (
+    rf"^https?://(?!{_NON_PUBLIC_IPV4}([:/?#]|$))(?!(localhost|[^\s/:?#]*\.localhost)\.?([:/?#]|$))"
+    r"[^\s/:?#\[\]]+(:[0-9]{1,5})?([/?#][^\s]*)?$"
+)
 
 #: family key -> (label shown in the form, MIME types). Ordered as the form lists them.
 TARGET_FAMILIES: Mapping[str, tuple[str, tuple[str, ...]]] = {
