@@ -12,7 +12,8 @@ from sbcrawl_dev.bench.runner import CrawlSpec, make_crawler, proxied
 from sbcrawl_dev.bench.truth import site_truth
 from sbcrawl_dev.sim import SimServer
 from sbcrawl_dev.sim.profiles import get_profile
-from sbcrawl_dev.sim.site import Route, Site
+from sbcrawl_dev.sim.site import Site
+from sbcrawl_dev.sim.web import Route
 
 
 class FiniteSite(Site):

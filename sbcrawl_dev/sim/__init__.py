@@ -49,16 +49,19 @@ API::
 Profiles (``PROFILES``; ``random-<seed>`` draws all knobs from the seed): ``tiny``, ``small``, ``deep``,
 ``portal``, ``large``, ``hostile`` — see ``profiles.py`` and, for the hostile endpoints, ``hostile.py``.
 
-Modules: ``seeded`` (keyed hashing), ``profiles`` (knobs), ``files`` (target bodies), ``render`` (HTML
-builder and page chromes), ``pages`` (page types, menus, robots.txt), ``site`` (structure, routing, ground
-truth), ``epochs`` (time: what each period adds, updates, removes, moves), ``hostile`` (hostile endpoints),
-``server`` (HTTP server and request log).
+Modules, each importing only those before it: ``seeded`` (keyed hashing), ``profiles`` (knobs), ``files``
+(target bodies), ``render`` (HTML builder and page chromes), ``web`` (host names, kinds of URL, routes and
+responses), ``epochs`` (time: what each period adds, updates, removes, moves), ``layout`` (structure, URLs
+and files of a site), ``hostile`` (hostile endpoints), ``pages`` (page types, menus, robots.txt), ``site``
+(routing, responses, ground truth), ``server`` (HTTP server and request log), ``multisite`` (several sites
+behind one proxy).
 """
 
 from sbcrawl_dev.sim.files import TARGET_MIMES, Table
 from sbcrawl_dev.sim.profiles import PROFILES, Profile, get_profile
 from sbcrawl_dev.sim.server import LogEntry, SimServer, serve_forever
-from sbcrawl_dev.sim.site import KINDS, Response, Site, build_site
+from sbcrawl_dev.sim.site import Site, build_site
+from sbcrawl_dev.sim.web import KINDS, Response
 
 __all__ = [
     "KINDS",

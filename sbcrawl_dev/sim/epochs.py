@@ -8,7 +8,7 @@ updated (new bytes, new ETag and Last-Modified), removed (404 or 410) or moved (
 
 Files carry validators as real servers do, some both, some only one, some none; a GET whose
 If-None-Match or If-Modified-Since matches the current file is answered 304 with no body.  HTML pages
-carry an ETag of their body.  ``changes(site, since)`` is the truth a recrawl is measured against.
+carry an ETag of their body.  ``Site.changes(since)`` is the truth a recrawl is measured against.
 """
 
 from __future__ import annotations
@@ -18,12 +18,10 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from sbcrawl_dev.sim import seeded
-
-if TYPE_CHECKING:
-    from sbcrawl_dev.sim.site import Resource, Site
+from sbcrawl_dev.sim.profiles import Profile
+from sbcrawl_dev.sim.web import Resource
 
 EPOCH0 = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
 PERIOD = timedelta(days=30)
@@ -41,11 +39,12 @@ class FileState:
     gone: int = 0  # 404 or 410 once removed, else 0
 
 
-def file_state(site: Site, key: tuple[object, ...], born: int) -> FileState:
-    """The state at ``site.epoch`` of the file ``key`` that first appeared at epoch ``born``."""
-    p, seed = site.profile, site.seed
+def file_state(profile: Profile, seed: int, epoch: int, key: tuple[object, ...], born: int) -> FileState:
+    """The state at ``epoch`` of the file ``key`` of the site ``(profile, seed)`` that first appeared at
+    epoch ``born``."""
+    p = profile
     version, modified, moved = 0, born, 0
-    for e in range(born + 1, site.epoch + 1):
+    for e in range(born + 1, epoch + 1):
         if seeded.chance(p.remove_share, seed, "remove", key, e):
             return FileState(version, modified, moved, 410 if seeded.chance(0.5, seed, "gone-410", key) else 404)
         if seeded.chance(p.update_share, seed, "update", key, e):
@@ -75,22 +74,22 @@ def epoch_date(epoch: int) -> datetime:
     return EPOCH0 + epoch * PERIOD
 
 
-def last_modified(site: Site, key: tuple[object, ...], state: FileState) -> datetime:
+def last_modified(seed: int, key: tuple[object, ...], state: FileState) -> datetime:
     if state.modified:
         return epoch_date(state.modified)
     # Originals were published over the two years before epoch 0.
-    return EPOCH0 - timedelta(days=seeded.randint(1, 730, site.seed, "published", key))
+    return EPOCH0 - timedelta(days=seeded.randint(1, 730, seed, "published", key))
 
 
-def validator_headers(site: Site, key: tuple[object, ...], state: FileState) -> dict[str, str]:
+def validator_headers(profile: Profile, seed: int, key: tuple[object, ...], state: FileState) -> dict[str, str]:
     """ETag and/or Last-Modified, as this file's server gives them (some give neither)."""
-    u = seeded.unit(site.seed, "validators", key)
-    share = site.profile.validator_share
+    u = seeded.unit(seed, "validators", key)
+    share = profile.validator_share
     headers = {}
     if u < share * 0.85:  # most servers that validate send an ETag
-        headers["ETag"] = f'"{seeded.h64(site.seed, "etag", key, state.version):016x}"'
+        headers["ETag"] = f'"{seeded.h64(seed, "etag", key, state.version):016x}"'
     if u < share * 0.7 or share * 0.85 <= u < share:
-        when = last_modified(site, key, state)
+        when = last_modified(seed, key, state)
         headers["Last-Modified"] = email.utils.format_datetime(when.astimezone(UTC), usegmt=True)
     return headers
 
@@ -115,41 +114,3 @@ def not_modified(headers: Mapping[str, str], conditions: Mapping[str, str]) -> b
         except (TypeError, ValueError):
             return False
     return False
-
-
-def changes(site: Site, since: int) -> dict[str, str]:
-    """Target URL → one of STATUSES between epoch ``since`` and the site's epoch, over reachable targets.
-
-    New, changed, moved and unchanged files are named by their URL now, gone ones by their URL then.
-    Generated files are compared by identity and version; other targets (the RSS feed) by their bytes."""
-    from sbcrawl_dev.sim.site import Site as SiteClass
-
-    before = SiteClass(site.profile, site.seed, site.crawl_delay, epoch=since)
-    then = _identities(before)
-    now = _identities(site)
-    out: dict[str, str] = {}
-    for ident, (url, version) in now.items():
-        old = then.get(ident)
-        if old is None:
-            out[url] = "new"
-        elif old[1] != version:
-            out[url] = "changed"
-        else:
-            out[url] = "moved" if old[0] != url else "unchanged"
-    for ident, (url, _) in then.items():
-        if ident not in now:
-            out[url] = "gone"
-    return out
-
-
-def _identities(site: Site) -> dict[object, tuple[str, object]]:
-    """Reachable targets by identity (a generated file's key, or else the URL) → (URL, version)."""
-    out: dict[object, tuple[str, object]] = {}
-    for url in site.targets:
-        route = site.route(url)
-        if route.handler == "resource":
-            res = route.args[0]
-            out[res.table_key] = (url, site.file_state(res).version)
-        else:
-            out[url] = (url, hashlib.sha256(site.body(url)).hexdigest())
-    return out

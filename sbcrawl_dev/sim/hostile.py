@@ -25,20 +25,16 @@ import re
 import time
 import zlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from sbcrawl_dev.sim import files, seeded
+from sbcrawl_dev.sim.layout import SiteLayout
 from sbcrawl_dev.sim.render import Html
+from sbcrawl_dev.sim.web import Response, Route, html_response, redirect
 
-if TYPE_CHECKING:
-    from sbcrawl_dev.sim.site import Response, Route, Site
-
+# Sizes of what every hostile site serves; the knobs a site carries (bomb_bytes, busy_count, drip_interval,
+# drip_bytes) are in layout.py.
 HUGE_PAGE_BYTES = 50 * 1024 * 1024
-BOMB_BYTES = 2 * 1024**3
-BUSY_COUNT = 3
 BUSY_URLS = 5
-DRIP_INTERVAL = 0.5
-DRIP_BYTES = 300  # 150 s at the default interval
 MALFORMED_PAGES = 4
 
 DISALLOW: dict[str, tuple[str, ...]] = {"www.stats.example": ("/private/",)}
@@ -59,9 +55,7 @@ _REDIRECTS = {"/archive/loop-a": "/archive/loop-b", "/archive/loop-b": "/archive
               "/archive/self": "/archive/self"}
 
 
-def route(site: Site, path: str, query: str) -> Route | None:
-    from sbcrawl_dev.sim.site import Route
-
+def route(site: SiteLayout, path: str, query: str) -> Route | None:
     if query:
         return None
     if path in _FIXED:
@@ -85,18 +79,18 @@ def robots_noise(lines: list[str]) -> list[str]:
             "Sitemap: http://www.stats.example/sitemap.xml"]
 
 
-def _sample_resources(site: Site, k: int, key: object) -> list[str]:
+def _sample_resources(site: SiteLayout, k: int, key: object) -> list[str]:
     dids = seeded.sample(site.total_datasets, k, site.seed, "hostile-res", key)
     return [site.resources(d)[0].url for d in dids]
 
 
-def links(site: Site, route: Route) -> list[str]:
+def links(site: SiteLayout, route: Route) -> list[str]:
     """The links a careful crawler can extract from a hostile HTML page (the ground truth uses these)."""
     h = route.handler
     if h == "hostile_hub":
         return _hub(site).links
     if h == "hostile_huge":
-        return [site.start_url, *_sample_resources(site, 3, "huge")]
+        return _huge_links(site)
     if h == "hostile_malformed":
         return _malformed_links(site, route.args[0])
     if h == "hostile_robots_trap":
@@ -105,7 +99,7 @@ def links(site: Site, route: Route) -> list[str]:
     return []
 
 
-def table(site: Site, route: Route) -> files.Table | None:
+def table(site: SiteLayout, route: Route) -> files.Table | None:
     if route.handler == "hostile_busy":
         return files.make_table(site.seed, ("busy", route.args[0]), site.profile.table_rows,
                                 f"API{route.args[0]:03d}")
@@ -114,7 +108,7 @@ def table(site: Site, route: Route) -> files.Table | None:
     return None
 
 
-def _hub(site: Site) -> Html:
+def _hub(site: SiteLayout) -> Html:
     b = Html(_WWW)
     b.raw("<!DOCTYPE html><html><head><title>Archive</title></head><body><h1>Archive</h1>")
     with b.tag("ul", "archive-list"):
@@ -131,12 +125,16 @@ def _hub(site: Site) -> Html:
     return b
 
 
-def _malformed_links(site: Site, k: int) -> list[str]:
+def _huge_links(site: SiteLayout) -> list[str]:
+    return [site.start_url, *_sample_resources(site, 3, "huge")]
+
+
+def _malformed_links(site: SiteLayout, k: int) -> list[str]:
     return [site.start_url, site.dataset_url(seeded.randint(0, site.total_datasets - 1, site.seed, "mal", k)),
             *_sample_resources(site, 2, ("mal", k))]
 
 
-def _malformed_body(site: Site, k: int) -> tuple[bytes, str]:
+def _malformed_body(site: SiteLayout, k: int) -> tuple[bytes, str]:
     """Body and Content-Type of malformed page ``k``."""
     urls = _malformed_links(site, k)
     anchors = "".join(f'<li><a href="{u}">Document {i}' for i, u in enumerate(urls))  # no </a>, no </li>
@@ -157,8 +155,8 @@ def _malformed_body(site: Site, k: int) -> tuple[bytes, str]:
     return body, "text/html; charset=utf-8"
 
 
-def _huge_page(site: Site) -> tuple[int, Iterator[bytes]]:
-    urls = links(site, site.route(_WWW + "/archive/full-listing"))
+def _huge_page(site: SiteLayout) -> tuple[int, Iterator[bytes]]:
+    urls = _huge_links(site)
     anchors = "".join(f'<li><a href="{u}">{u}</a></li>' for u in urls)
     head = f"<!DOCTYPE html><html><head><title>Full listing</title></head><body><ul>{anchors}</ul><pre>".encode()
     tail = b"</pre></body></html>\n"
@@ -202,14 +200,12 @@ def _drip(interval: float, n: int) -> Iterator[bytes]:
         yield text[i : i + 1]
 
 
-def respond(site: Site, route: Route, url: str, count: bool) -> Response:
-    from sbcrawl_dev.sim.site import Response, _html_response, _redirect
-
+def respond(site: SiteLayout, route: Route, url: str, count: bool) -> Response:
     h = route.handler
     if h == "hostile_hub":
-        return _html_response(_hub(site).html())
+        return html_response(_hub(site).html())
     if h == "hostile_redirect":
-        return _redirect(301 if route.args[0] == "/archive/self" else 302, _WWW + _REDIRECTS[route.args[0]])
+        return redirect(301 if route.args[0] == "/archive/self" else 302, _WWW + _REDIRECTS[route.args[0]])
     if h == "hostile_huge":
         size, stream = _huge_page(site)
         return Response(200, {"Content-Type": "text/html; charset=utf-8", "Content-Length": str(size)}, stream)
@@ -243,5 +239,5 @@ def respond(site: Site, route: Route, url: str, count: bool) -> Response:
             b.a(u, u.rsplit("/", 1)[1])
             b.raw("</li>")
         b.raw("</ul></body></html>\n")
-        return _html_response(b.html())
+        return html_response(b.html())
     raise KeyError(h)

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from sbcrawl_dev.sim.server import SimServer
-from sbcrawl_dev.sim.site import DOMAIN, Response, Site
+from sbcrawl_dev.sim.site import Site
+from sbcrawl_dev.sim.web import DOMAIN, Response
 
 _MAX_SITES = 10  # one digit keeps each domain as long as DOMAIN
 

@@ -9,14 +9,12 @@ real portals, hold no target at all except the odd file cited in an article.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
-from sbcrawl_dev.sim import epochs, seeded
+from sbcrawl_dev.sim import epochs, hostile, seeded
+from sbcrawl_dev.sim.layout import SiteLayout
 from sbcrawl_dev.sim.render import Html, paragraph, sentence
-
-if TYPE_CHECKING:
-    from sbcrawl_dev.sim.site import Route, Site
+from sbcrawl_dev.sim.web import DATA, PARTNERS, PUB, STATIC_PAGES, WWW, Route
 
 _HEADLINE_WORDS_TEXT = (
     "new figures on regional labour market growth prices census survey release households energy trade "
@@ -44,9 +42,7 @@ _FACETS_FILTER = {
 }
 
 
-def robots_txt(site: Site, host: str) -> str:
-    from sbcrawl_dev.sim import hostile
-
+def robots_txt(site: SiteLayout, host: str) -> str:
     lines = [f"# robots.txt for {host}", "", "User-agent: BadBot", "Disallow: /", "", "User-agent: *",
              f"Crawl-delay: {site.crawl_delay:g}"]
     rules = list(ROBOTS_DISALLOW.get(host, ()))
@@ -59,7 +55,7 @@ def robots_txt(site: Site, host: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def rss(site: Site) -> str:
+def rss(site: SiteLayout) -> str:
     n = site.listing_size("news")
     items = "".join(
         f"<item><title>{site.news_title('news', i)}</title><link>{site.item_url('news', i)}</link></item>"
@@ -69,15 +65,15 @@ def rss(site: Site) -> str:
             f"<link>{site.start_url}</link>{items}</channel></rss>\n")
 
 
-def has_broken_preview(site: Site, did: int) -> bool:
+def has_broken_preview(site: SiteLayout, did: int) -> bool:
     return seeded.chance(site.profile.server_error_share, site.seed, "preview-500", did)
 
 
-def node_id(site: Site, *key: object) -> int:
+def node_id(site: SiteLayout, *key: object) -> int:
     return 1000 + seeded.h64(site.seed, "node", *key) % 90000
 
 
-def main_menu(site: Site) -> list[tuple[str, str, list[tuple[str, str]]]]:
+def main_menu(site: SiteLayout) -> list[tuple[str, str, list[tuple[str, str]]]]:
     items = []
     for t, name in enumerate(site.theme_names):
         children = []
@@ -94,12 +90,10 @@ def main_menu(site: Site) -> list[tuple[str, str, list[tuple[str, str]]]]:
     return items
 
 
-def footer_links(site: Site) -> list[tuple[str, str]]:
-    from sbcrawl_dev.sim.site import _PARTNERS, _STATIC
-
-    links = [(site.static_url(slug), label) for slug, label in _STATIC]
+def footer_links(site: SiteLayout) -> list[tuple[str, str]]:
+    links = [(site.static_url(slug), label) for slug, label in STATIC_PAGES]
     links.append(("http://www.stats.example/user/login", "Staff login"))
-    links += [(f"http://www.stats.example/go/{p}", p.replace("-", " ").title()) for p in _PARTNERS]
+    links += [(f"http://www.stats.example/go/{p}", p.replace("-", " ").title()) for p in PARTNERS]
     if site.profile.hostile:
         links.append(("http://www.stats.example/archive", "Archive"))
     return links
@@ -109,7 +103,7 @@ def _crumbs_www() -> list[tuple[str, str]]:
     return [("http://www.stats.example/", "Home")]
 
 
-def _pager(b: Html, site: Site, url_of: Callable[[int], str], page: int, total: int) -> None:
+def _pager(b: Html, site: SiteLayout, url_of: Callable[[int], str], page: int, total: int) -> None:
     if total <= 1:
         return
     w = site.profile.pager_window
@@ -127,7 +121,7 @@ def _pager(b: Html, site: Site, url_of: Callable[[int], str], page: int, total: 
                 b.a(url_of(page + 1), "Next ›", rel="next")
 
 
-def _teaser(b: Html, site: Site, href: str, title: str, key: tuple[object, ...], cls: str) -> None:
+def _teaser(b: Html, site: SiteLayout, href: str, title: str, key: tuple[object, ...], cls: str) -> None:
     nid = f"node-{node_id(site, *key)}" if site.profile.unique_ids else None
     with b.tag("div", f"views-row {cls}", id=nid):
         with b.tag("h3", "teaser-title"):
@@ -136,16 +130,16 @@ def _teaser(b: Html, site: Site, href: str, title: str, key: tuple[object, ...],
         if key[0] == "publications":  # listings of reports say when their files last changed
             files = site.live(site.publication_files(int(key[1])))  # type: ignore[call-overload]
             if files:
-                when = max(epochs.last_modified(site, r.table_key, site.file_state(r)) for r in files)
+                when = max(epochs.last_modified(site.seed, r.table_key, site.file_state(r)) for r in files)
                 b.el("p", f"Updated {when.date().isoformat()}", cls="teaser-date")
 
 
-def _latest(site: Site, kind: str, k: int) -> list[tuple[str, str]]:
+def _latest(site: SiteLayout, kind: str, k: int) -> list[tuple[str, str]]:
     n = site.listing_size(kind)
     return [(site.item_url(kind, i), site.news_title(kind, i)) for i in range(n - 1, max(-1, n - 1 - k), -1)]
 
 
-def _featured(site: Site, k: int, sec: int | None = None) -> list[int]:
+def _featured(site: SiteLayout, k: int, sec: int | None = None) -> list[int]:
     """Datasets promoted on the home page (one per data section) or a section page (``k`` of its own)."""
     if sec is None:
         return [site.ds_offset[s] + seeded.randint(0, site.n_datasets[s] - 1, site.seed, "feat", s)
@@ -155,7 +149,7 @@ def _featured(site: Site, k: int, sec: int | None = None) -> list[int]:
 
 
 # ---------------------------------------------------------------------- page types
-def home(site: Site, b: Html) -> tuple[str, list, list]:
+def home(site: SiteLayout, b: Html) -> tuple[str, list, list]:
     p = site.profile
     b.el("h1", "Official statistics for everyone")
     b.el("p", paragraph(site.seed, "home-intro"), cls="lead")
@@ -191,7 +185,7 @@ def home(site: Site, b: Html) -> tuple[str, list, list]:
     return "Home", [], []
 
 
-def theme(site: Site, b: Html, t: int) -> tuple[str, list, list]:
+def theme(site: SiteLayout, b: Html, t: int) -> tuple[str, list, list]:
     name = site.theme_names[t]
     b.el("h1", name)
     b.el("p", paragraph(site.seed, "theme", t), cls="intro")
@@ -207,7 +201,7 @@ def theme(site: Site, b: Html, t: int) -> tuple[str, list, list]:
     return name, _crumbs_www(), [("In the news", related)]
 
 
-def section(site: Site, b: Html, sec: int) -> tuple[str, list, list]:
+def section(site: SiteLayout, b: Html, sec: int) -> tuple[str, list, list]:
     t, sub, _ = site.sections[sec]
     title = f"{site.theme_names[t]}: {sub}"
     b.el("h1", title)
@@ -233,7 +227,7 @@ def section(site: Site, b: Html, sec: int) -> tuple[str, list, list]:
     return title, crumbs, [("In this theme", siblings[: max(1, site.profile.sidebar_items)])]
 
 
-def listing(site: Site, b: Html, kind: str, page: int) -> tuple[str, list, list]:
+def listing(site: SiteLayout, b: Html, kind: str, page: int) -> tuple[str, list, list]:
     title = {"news": "News", "blog": "Blog", "events": "Events", "publications": "Publications"}[kind]
     b.el("h1", title + (f" — page {page}" if page > 1 else ""))
     n, size = site.listing_size(kind), site.listing_page_size(kind)
@@ -251,7 +245,7 @@ def listing(site: Site, b: Html, kind: str, page: int) -> tuple[str, list, list]
     return title, _crumbs_www(), side
 
 
-def _article_links(site: Site, b: Html, kind: str, n: int) -> None:
+def _article_links(site: SiteLayout, b: Html, kind: str, n: int) -> None:
     """A body paragraph that may cite a dataset, a file, a broken page or another website."""
     p, seed = site.profile, site.seed
     b.open("p")
@@ -292,7 +286,7 @@ def _article_links(site: Site, b: Html, kind: str, n: int) -> None:
     b.close("p")
 
 
-def item(site: Site, b: Html, kind: str, n: int) -> tuple[str, list, list]:
+def item(site: SiteLayout, b: Html, kind: str, n: int) -> tuple[str, list, list]:
     p, seed = site.profile, site.seed
     title = site.news_title(kind, n)
     art_id = f"node-{node_id(site, kind, n)}" if p.unique_ids else None
@@ -326,7 +320,7 @@ def item(site: Site, b: Html, kind: str, n: int) -> tuple[str, list, list]:
     return title, crumbs, [("Latest", latest)] if latest else []
 
 
-def publication(site: Site, b: Html, kind: str, pid: int) -> tuple[str, list, list]:
+def publication(site: SiteLayout, b: Html, kind: str, pid: int) -> tuple[str, list, list]:
     p, seed = site.profile, site.seed
     title = site.news_title("publications", pid)
     docs = site.live(site.publication_files(pid))
@@ -347,7 +341,7 @@ def publication(site: Site, b: Html, kind: str, pid: int) -> tuple[str, list, li
                 for res in docs:
                     with b.tag("li", "file"):
                         b.a(res.url, f"{res.filename} ({res.fmt.upper()})")
-                        when = epochs.last_modified(site, res.table_key, site.file_state(res)).date().isoformat()
+                        when = epochs.last_modified(site.seed, res.table_key, site.file_state(res)).date().isoformat()
                         b.el("span", f"updated {when}", cls="file-date")
         if site.total_datasets and seeded.chance(p.publication_dataset_share, seed, "pub-has-ds", pid):
             did = seeded.randint(0, site.total_datasets - 1, seed, "pub-ds", pid)
@@ -360,10 +354,8 @@ def publication(site: Site, b: Html, kind: str, pid: int) -> tuple[str, list, li
     return title, crumbs, [("In this series", series)] if series else []
 
 
-def static(site: Site, b: Html, slug: str) -> tuple[str, list, list]:
-    from sbcrawl_dev.sim.site import _STATIC
-
-    title = dict(_STATIC)[slug]
+def static(site: SiteLayout, b: Html, slug: str) -> tuple[str, list, list]:
+    title = dict(STATIC_PAGES)[slug]
     b.el("h1", title)
     for i in range(3):
         b.el("p", paragraph(site.seed, "static", slug, i))
@@ -372,13 +364,13 @@ def static(site: Site, b: Html, slug: str) -> tuple[str, list, list]:
     return title, _crumbs_www(), []
 
 
-def simple(site: Site, b: Html, title: str, key: object) -> tuple[str, list, list]:
+def simple(site: SiteLayout, b: Html, title: str, key: object) -> tuple[str, list, list]:
     b.el("h1", title)
     b.el("p", paragraph(site.seed, "simple", key))
     return title, _crumbs_www(), []
 
 
-def data_home(site: Site, b: Html) -> tuple[str, list, list]:
+def data_home(site: SiteLayout, b: Html) -> tuple[str, list, list]:
     b.el("h1", "Data catalogue")
     b.el("p", paragraph(site.seed, "data-home"), cls="lead")
     with b.tag("ul", "group-list"):
@@ -390,11 +382,11 @@ def data_home(site: Site, b: Html) -> tuple[str, list, list]:
     return "Data catalogue", _crumbs_www(), []
 
 
-def _format_facets(site: Site) -> list[tuple[str, str]]:
+def _format_facets(site: SiteLayout) -> list[tuple[str, str]]:
     return [(site.filter_url(format=f), f.upper()) for f in _FACETS_FILTER["format"]]
 
 
-def catalogue(site: Site, b: Html, sec: int, page: int) -> tuple[str, list, list]:
+def catalogue(site: SiteLayout, b: Html, sec: int, page: int) -> tuple[str, list, list]:
     p, seed = site.profile, site.seed
     t, sub, _ = site.sections[sec]
     title = f"{site.theme_names[t]}: {sub} — datasets"
@@ -421,16 +413,16 @@ def catalogue(site: Site, b: Html, sec: int, page: int) -> tuple[str, list, list
     return title, crumbs, side
 
 
-def _dataset_freshness(site: Site, did: int) -> str:
+def _dataset_freshness(site: SiteLayout, did: int) -> str:
     """What catalogues show of a dataset: how many files, last modified when (changes with its files)."""
     live = site.live(site.resources(did))
     if not live:
         return "No files"
-    when = max(epochs.last_modified(site, r.table_key, site.file_state(r)) for r in live)
+    when = max(epochs.last_modified(site.seed, r.table_key, site.file_state(r)) for r in live)
     return f"{len(live)} file{'s' if len(live) > 1 else ''} · last modified {when.date().isoformat()}"
 
 
-def dataset(site: Site, b: Html, did: int) -> tuple[str, list, list]:
+def dataset(site: SiteLayout, b: Html, did: int) -> tuple[str, list, list]:
     p, seed = site.profile, site.seed
     sec = site.section_of(did)
     t, sub, _ = site.sections[sec]
@@ -455,7 +447,7 @@ def dataset(site: Site, b: Html, did: int) -> tuple[str, list, list]:
                         b.a(res.url, f"{res.code} ({res.fmt.upper()})", cls="heading")
                         b.el("span", res.fmt, cls="format-label")
                         # CKAN-like: the page changes when one of its files does
-                        when = epochs.last_modified(site, res.table_key, site.file_state(res)).date().isoformat()
+                        when = epochs.last_modified(site.seed, res.table_key, site.file_state(res)).date().isoformat()
                         b.el("span", f"Last modified {when}", cls="resource-date")
                 if seeded.chance(p.broken_link_share, seed, "ds-broken", did):
                     with b.tag("li", "resource-item"):
@@ -475,7 +467,7 @@ def dataset(site: Site, b: Html, did: int) -> tuple[str, list, list]:
     return title, crumbs, side
 
 
-def calendar(site: Site, b: Html, year: int, month: int) -> tuple[str, list, list]:
+def calendar(site: SiteLayout, b: Html, year: int, month: int) -> tuple[str, list, list]:
     """An events calendar with "next month" links forever: a crawler trap."""
     title = f"Events calendar — {year:04d}-{month:02d}"
     b.el("h1", title)
@@ -494,7 +486,7 @@ def calendar(site: Site, b: Html, year: int, month: int) -> tuple[str, list, lis
     return title, _crumbs_www(), []
 
 
-def _facet_page(site: Site, b: Html, title: str, query: str, facets: dict[str, tuple[str, ...]],
+def _facet_page(site: SiteLayout, b: Html, title: str, query: str, facets: dict[str, tuple[str, ...]],
                 url_of: Callable[..., str]) -> None:
     """Search results with facet links: every combination of filters is a new URL (a crawler trap)."""
     params = dict(parse_qsl(query))
@@ -518,13 +510,13 @@ def _facet_page(site: Site, b: Html, title: str, query: str, facets: dict[str, t
         b.a(url_of(**{**params, "page": str(page + 1)}), "Next ›", rel="next")
 
 
-def search(site: Site, b: Html, query: str) -> tuple[str, list, list]:
+def search(site: SiteLayout, b: Html, query: str) -> tuple[str, list, list]:
     facets = {"topic": tuple(site.theme_slugs), **_FACETS_SEARCH}
     _facet_page(site, b, "Search", query, facets, site.search_url)
     return "Search", _crumbs_www(), []
 
 
-def filter_page(site: Site, b: Html, query: str) -> tuple[str, list, list]:
+def filter_page(site: SiteLayout, b: Html, query: str) -> tuple[str, list, list]:
     _facet_page(site, b, "Filter datasets", query, _FACETS_FILTER, site.filter_url)
     return "Filter datasets", [("http://data.stats.example/", "Data")], []
 
@@ -532,10 +524,8 @@ def filter_page(site: Site, b: Html, query: str) -> tuple[str, list, list]:
 _BODY_CLASS = {"item": "page-node", "publication": "page-node", "listing": "page-view"}
 
 
-def render(site: Site, url: str, route: Route) -> Html | None:
+def render(site: SiteLayout, url: str, route: Route) -> Html | None:
     """The page for ``route`` wrapped in its host's chrome, or None if the handler renders no page."""
-    from sbcrawl_dev.sim.site import DATA, PUB, WWW
-
     h, args = route.handler, route.args
     if h == "print":
         fn: Callable[..., tuple[str, list, list]] = item

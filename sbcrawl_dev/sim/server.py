@@ -19,7 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from sbcrawl_dev.sim.profiles import get_profile
-from sbcrawl_dev.sim.site import WWW, Site, build_site
+from sbcrawl_dev.sim.site import Site, build_site
+from sbcrawl_dev.sim.web import WWW
 
 
 @dataclass(frozen=True)
