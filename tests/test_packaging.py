@@ -73,9 +73,10 @@ def test_runtime_wheel_ships_the_provider_and_not_the_dev_tools(wheel):
     assert {n.split("/")[0] for n in names} == {"airflow_sbcrawl", f"{wheel.name.split('-py')[0]}.dist-info"}
     packages = {n.split("/")[1] for n in names if n.startswith("airflow_sbcrawl/") and n.count("/") >= 2}
     assert {"crawler", "tables", "lake", "operators", "hooks"} <= packages
-    # no simulator, benchmark, local infrastructure or demo module, under any name used for them
-    dev = re.compile(r"/(sim|bench|benchmarks|infra)/|/demo\.py$|bench\w*\.py$|/devset\.py$|multiworker|seaweedfs")
-    assert [n for n in names if dev.search(n)] == []
+    # no simulator, benchmark, local infrastructure or demo module: none of the dev package's, nor under the
+    # names they had in the runtime package
+    old = re.compile(r"/(sim|bench|infra)/|/demo\.py$|bench\w*\.py$|/devset\.py$")
+    assert [n for n in names if old.search(n) or Path(n).name in _dev_module_names()] == []
     assert "airflow_sbcrawl/py.typed" in names
     assert "airflow_sbcrawl/tables/line_model.json" in names
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
@@ -83,6 +84,15 @@ def test_runtime_wheel_ships_the_provider_and_not_the_dev_tools(wheel):
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "provider_info = airflow_sbcrawl:get_provider_info" in entry_points
     assert "sbcrawl = airflow_sbcrawl.cli:main" in entry_points
+
+
+def _dev_module_names() -> set[str]:
+    return {p.name for p in (REPO / "sbcrawl_dev").rglob("*.py")} - {"__init__.py", "__main__.py"}
+
+
+def test_one_name_per_module_across_the_runtime_and_dev_packages():
+    runtime = {p.name for p in (REPO / "airflow_sbcrawl").rglob("*.py")}
+    assert runtime & _dev_module_names() == set()
 
 
 def test_no_runtime_module_imports_the_dev_package(wheel):

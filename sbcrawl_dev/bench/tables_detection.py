@@ -1,7 +1,7 @@
 """Table benchmark: line classification on annotated sheets (the SAUS set of Strudel, or any JSONL alike).
 
     python -m sbcrawl_dev bench tables [--data FILE] [--cv K] [--train OUT.json] [--multi N] [--large]
-    python -m sbcrawl_dev bench tables --real [DIR]      (annotated real statistics files, realbench.py)
+    python -m sbcrawl_dev bench tables --real [DIR]      (annotated real statistics files, tables_real.py)
 
 Prints per-class precision/recall/F1, macro-F1 over the six non-empty classes, table recall and precision
 at IoU >= 0.5 (every annotated sheet is one table), and the CPU time of detection (features + classification
