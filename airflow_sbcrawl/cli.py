@@ -1,4 +1,7 @@
-"""``sbcrawl``: the crawler, the simulator, the benchmarks and the table tools without Airflow."""
+"""``sbcrawl``: the crawler, the table detector and the lake loader without Airflow.
+
+Only what the runtime wheel holds; the simulator, the benchmarks and the demo are ``python -m sbcrawl_dev``
+(a source checkout)."""
 
 from __future__ import annotations
 
@@ -175,31 +178,6 @@ def format_summary(s) -> str:
     return "\n".join(lines)
 
 
-def cmd_serve_sim(args: argparse.Namespace) -> int:
-    from airflow_sbcrawl.sim import serve_forever
-    from airflow_sbcrawl.sim.profiles import get_profile
-
-    if args.epoch < 0:
-        print(f"sbcrawl serve-sim: --epoch must be 0 or more, not {args.epoch}", file=sys.stderr)
-        return 2
-    if not args.latency_ms >= 0:
-        print(f"sbcrawl serve-sim: --latency-ms must be 0 or more, not {args.latency_ms}", file=sys.stderr)
-        return 2
-    try:
-        get_profile(args.profile)
-    except KeyError as exc:
-        print(f"sbcrawl serve-sim: {exc.args[0]}", file=sys.stderr)
-        return 2
-    try:
-        serve_forever(args.profile, seed=args.seed, port=args.port, epoch=args.epoch,
-                      latency=args.latency_ms / 1000)
-    except OSError as exc:
-        print(f"sbcrawl serve-sim: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}"
-              " (is another server using it? choose one with --port)", file=sys.stderr)
-        return 1
-    return 0
-
-
 # -- table tools: the ingestion pipeline without Airflow ------------------------------------------------------
 def _tables_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tables", help="find statistics tables in files (Parquet + index, as the Airflow operator)")
@@ -345,42 +323,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
     _crawl_parser(sub)
-    p = sub.add_parser("serve-sim", help="serve a simulated statistics website on 127.0.0.1")
-    p.add_argument("profile", help="tiny, small, deep, portal, large, hostile or random-<seed>")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--port", type=int, default=8900)
-    p.add_argument("--epoch", type=int, default=0,
-                   help="serve the site as it is this many periods later (new, updated, removed, moved files)")
-    p.add_argument("--latency-ms", type=float, default=0.0,
-                   help="wait this long before every response, like a remote server")
-    p = sub.add_parser("bench", help="benchmarks: crawl policies, the evaluation harness, recrawls, or tables")
-    p.add_argument("what", choices=["crawl", "tables", "cost", "harness", "recrawl"])
-    p.add_argument("rest", nargs=argparse.REMAINDER, help="options of that benchmark (see --help there)")
     _tables_parser(sub)
     _lake_parser(sub)
     return parser
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    if args.what == "tables":
-        from airflow_sbcrawl.tables.bench import main as bench_main
-    elif args.what == "crawl":
-        from airflow_sbcrawl.bench.crawl import main as bench_main
-    elif args.what == "recrawl":
-        from airflow_sbcrawl.bench.recrawl import main as bench_main
-    elif args.what == "harness":
-        from airflow_sbcrawl.bench.harness import main as bench_main
-    else:
-        from airflow_sbcrawl.bench.cost import main as bench_main
-    return bench_main(args.rest)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    handlers = {"crawl": cmd_crawl, "serve-sim": cmd_serve_sim, "bench": cmd_bench, "tables": cmd_tables,
-                "lake": cmd_lake}
+    handlers = {"crawl": cmd_crawl, "tables": cmd_tables, "lake": cmd_lake}
     return handlers[args.command](args)
 
 

@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/python -m airflow_sbcrawl.demo "$@"
+exec .venv/bin/python -m sbcrawl_dev demo "$@"

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_sbcrawl.bench.runner import CrawlSpec, make_crawler, proxied
-from airflow_sbcrawl.bench.truth import site_truth
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.policies import NewLink
 from airflow_sbcrawl.crawler.policies.focused import FocusedPolicy
 from airflow_sbcrawl.crawler.policies.oracles import TagPathOfflinePolicy, omniscient_fetches
-from airflow_sbcrawl.sim import SimServer
-from airflow_sbcrawl.sim.profiles import get_profile
-from airflow_sbcrawl.sim.site import Route, Site
+from sbcrawl_dev.bench.runner import CrawlSpec, make_crawler, proxied
+from sbcrawl_dev.bench.truth import site_truth
+from sbcrawl_dev.sim import SimServer
+from sbcrawl_dev.sim.profiles import get_profile
+from sbcrawl_dev.sim.site import Site
+from sbcrawl_dev.sim.web import Route
 
 
 class FiniteSite(Site):

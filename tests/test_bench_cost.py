@@ -1,9 +1,9 @@
-"""``sbcrawl bench cost`` on a small synthetic frontier: it measures, and the checkpoint round-trips."""
+"""``python -m sbcrawl_dev bench cost`` on a small synthetic frontier: it measures, and the checkpoint round-trips."""
 
 from __future__ import annotations
 
-from airflow_sbcrawl.bench.cost import frontier_cost
-from airflow_sbcrawl.bench.pagecost import capture_sources, format_page_cost, page_cost
+from sbcrawl_dev.bench.cost import frontier_cost
+from sbcrawl_dev.bench.pagecost import capture_sources, format_page_cost, page_cost
 
 
 def test_frontier_cost_checkpoints_and_restores_the_whole_frontier(tmp_path):

@@ -1,11 +1,11 @@
-"""``sbcrawl bench crawl`` end to end on the tiny profile."""
+"""``python -m sbcrawl_dev bench crawl`` end to end on the tiny profile."""
 
 from __future__ import annotations
 
 import csv
 import time
 
-from airflow_sbcrawl.bench.crawl import main
+from sbcrawl_dev.bench.crawl_policies import main
 
 
 def test_bench_crawl_on_tiny_writes_tables_csv_and_curves(tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""``sbcrawl bench harness``: the CLI crawler scored by the shared evaluation harness, end to end."""
+"""``python -m sbcrawl_dev bench harness``: the CLI crawler scored by the shared evaluation harness, end to end."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_sbcrawl.bench.harness import HarnessRun, gap_closed, main, summarise
+from sbcrawl_dev.bench.harness import HarnessRun, gap_closed, main, summarise
 
 EVAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from airflow_sbcrawl.bench.metrics import (
+from sbcrawl_dev.bench.metrics import (
     format_cell,
     harvest,
     mean_std,

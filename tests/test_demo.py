@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.mark.slow
 def test_demo_runs_end_to_end_and_says_where_targets_landed(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "airflow_sbcrawl.demo", "--workdir", str(tmp_path / "var"), "--profile", "tiny",
+        [sys.executable, "-m", "sbcrawl_dev", "demo", "--workdir", str(tmp_path / "var"), "--profile", "tiny",
          "--max-requests", "200"],
         cwd=REPO, capture_output=True, text=True, timeout=240,
     )

@@ -324,18 +324,6 @@ def test_fallback_to_an_older_checkpoint_keeps_budget_and_numbering(tiny_server,
     assert len(tiny_server.log) == 120
 
 
-def test_serve_sim_errors_are_one_line(capsys):
-    assert cli.main(["serve-sim", "nosuch"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "unknown site profile 'nosuch'" in err
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        assert cli.main(["serve-sim", "tiny", "--port", str(busy.getsockname()[1])]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "cannot listen" in err
-
-
 
 class _Relay:
     """A TCP relay in front of the real S3 server that can be cut and restored: a storage outage without

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_sbcrawl.infra.seaweedfs import (
+from sbcrawl_dev.infra.seaweedfs import (
     CREDENTIALS_FILE,
     SeaweedFS,
     SeaweedFSError,
@@ -161,7 +161,7 @@ def test_run_until_interrupted_serves_then_leaves_no_orphan(tmp_path: Path, how:
     """SIGTERM: clean shutdown, exit 0. SIGKILL of the owner: the kernel takes weed down with it."""
     directory = tmp_path / "serve"
     code = (
-        "import sys; from airflow_sbcrawl.infra.seaweedfs import run_until_interrupted as r; sys.exit(r(sys.argv[1]))"
+        "import sys; from sbcrawl_dev.infra.seaweedfs import run_until_interrupted as r; sys.exit(r(sys.argv[1]))"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
     proc = subprocess.Popen(

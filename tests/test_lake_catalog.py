@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from airflow_sbcrawl.infra.seaweedfs import SeaweedFS
 from airflow_sbcrawl.lake import CatalogConfig, LakeError, connect, load_tables, scan
+from sbcrawl_dev.infra.seaweedfs import SeaweedFS
 
 
 def _closed_port() -> int:

@@ -20,9 +20,9 @@ RICHNESS = {"poor": (1, 1), "modest": (3, 4), "rich": (8, 12)}  # datasets per c
 
 @pytest.fixture
 def three_sites(monkeypatch):
-    from airflow_sbcrawl.sim.multisite import MultiSiteServer
-    from airflow_sbcrawl.sim.profiles import get_profile
-    from airflow_sbcrawl.sim.site import Site
+    from sbcrawl_dev.sim.multisite import MultiSiteServer
+    from sbcrawl_dev.sim.profiles import get_profile
+    from sbcrawl_dev.sim.site import Site
 
     tiny = get_profile("tiny")
     sites = [Site(dataclasses.replace(tiny, name=f"tiny-{name}", datasets_per_section=per_section), seed=0)

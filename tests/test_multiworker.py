@@ -1,4 +1,4 @@
-"""Scaling out on Airflow's own engine: ``scripts/multiworker.py`` (CeleryExecutor, PostgreSQL, Redis,
+"""Scaling out on Airflow's own engine: ``sbcrawl_dev/infra/multiworker.py`` (CeleryExecutor, PostgreSQL, Redis,
 SeaweedFS, two Celery workers, all real and on 127.0.0.1) with one worker SIGKILLed mid-crawl."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_killed_workers_crawl_resumes_on_the_other_worker(tmp_path):
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "multiworker.py"), "--workdir",
-                           str(tmp_path / "mw"), "--json"], capture_output=True, text=True, timeout=560)
+    proc = subprocess.run([sys.executable, "-m", "sbcrawl_dev", "multiworker", "--workdir", str(tmp_path / "mw"),
+                           "--json"], cwd=REPO, capture_output=True, text=True, timeout=560)
     print(proc.stdout[-6000:])
     assert proc.stdout.strip(), proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from protego import Protego
 
-from airflow_sbcrawl.bench.pagecost import SavedSite, capture_sources
 from airflow_sbcrawl.crawler.actions import ActionIndex
 from airflow_sbcrawl.crawler.classify import _ALPHABET, _FIRST, _LAST, url_features
 from airflow_sbcrawl.crawler.frontier import LeveledQueue
@@ -23,6 +22,7 @@ from airflow_sbcrawl.crawler.html import PageLink, extract_links
 from airflow_sbcrawl.crawler.robots import RobotsRules
 from airflow_sbcrawl.crawler.tagpath import TagPathVectorizer
 from airflow_sbcrawl.crawler.urls import _SKIPPED_SCHEMES, InvalidURL, Scope, extension, host_of, normalize, resolve
+from sbcrawl_dev.bench.pagecost import SavedSite, capture_sources
 
 _PROFILES = ["sim:portal", "sim:large", "sim:deep"]
 

@@ -8,16 +8,16 @@ import copy
 import numpy as np
 import pytest
 
-from airflow_sbcrawl.bench.runner import CrawlSpec, make_crawler, proxied
-from airflow_sbcrawl.bench.truth import site_truth
 from airflow_sbcrawl.crawler import state as ckpt
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.policies import NewLink, make_policy
 from airflow_sbcrawl.crawler.policies.anthelion import AnthelionPolicy, section
 from airflow_sbcrawl.crawler.policies.online import hashed, tokens
 from airflow_sbcrawl.crawler.policies.tres import TreeFrontier, TresPolicy, keyword_in_anchor, seeded_classifier
-from airflow_sbcrawl.sim import SimServer
-from airflow_sbcrawl.sim.profiles import get_profile
+from sbcrawl_dev.bench.runner import CrawlSpec, make_crawler, proxied
+from sbcrawl_dev.bench.truth import site_truth
+from sbcrawl_dev.sim import SimServer
+from sbcrawl_dev.sim.profiles import get_profile
 from tests.test_baselines import FiniteSite, crawl_to_the_end
 
 BASELINES = ["tres", "anthelion"]

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from airflow_sbcrawl import cli
-from airflow_sbcrawl.bench.recrawl import RecrawlRun, format_ratio, ratio
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore, StateExists
 from airflow_sbcrawl.crawler import memory as site_memory
 from airflow_sbcrawl.crawler.budget import Budget
 from airflow_sbcrawl.crawler.fetch import Fetcher
-from airflow_sbcrawl.sim import build_site, get_profile
+from sbcrawl_dev.bench.warm_vs_cold import RecrawlRun, format_ratio, ratio
+from sbcrawl_dev.sim import build_site, get_profile
 
 # The tiny site with more happening between two epochs than real sites see: every kind of change occurs.
 CHANGING = get_profile("tiny").with_(name="tiny-changing", datasets_per_section=(6, 10), new_dataset_share=0.2,

@@ -34,7 +34,7 @@ def test_second_scheduled_run_is_incremental_and_a_cleared_task_recrawls(
         tmp_path, monkeypatch, sim_server, sim_proxy_env, seaweed, seaweed_bucket, airflow_s3_conn, lake_config,
         airflow_db):
     from airflow_sbcrawl.hooks.lake import catalog_connection
-    from airflow_sbcrawl.sim import build_site
+    from sbcrawl_dev.sim import build_site
     from tests.plugins.airflow import DagResult
 
     first_site = sim_server(build_site(CHANGING, epoch=0))

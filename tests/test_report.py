@@ -5,10 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from airflow_sbcrawl.bench.runner import CrawlSpec, make_crawler, proxied
-from airflow_sbcrawl.bench.truth import site_truth
 from airflow_sbcrawl.report import write_report
-from airflow_sbcrawl.sim import SimServer, build_site
+from sbcrawl_dev.bench.runner import CrawlSpec, make_crawler, proxied
+from sbcrawl_dev.bench.truth import site_truth
+from sbcrawl_dev.sim import SimServer, build_site
 
 
 def _crawl(tmp_path, policy: str):

@@ -12,7 +12,7 @@ import zlib
 import pytest
 import requests
 
-from airflow_sbcrawl.sim import PROFILES, TARGET_MIMES, build_site, files
+from sbcrawl_dev.sim import PROFILES, TARGET_MIMES, build_site, files
 
 WWW = "http://www.stats.example"
 DATA = "http://data.stats.example"

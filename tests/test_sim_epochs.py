@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 import requests
 
-from airflow_sbcrawl.sim import build_site
+from sbcrawl_dev.sim import build_site
 
 WWW = "http://www.stats.example"
 
@@ -126,7 +126,7 @@ def test_server_answers_conditional_get_with_304(sim_server, sim_proxy_env):
 
 
 def test_serve_sim_takes_an_epoch():
-    proc = subprocess.Popen([sys.executable, "-m", "airflow_sbcrawl.cli", "serve-sim", "tiny", "--epoch", "2",
+    proc = subprocess.Popen([sys.executable, "-m", "sbcrawl_dev", "serve-sim", "tiny", "--epoch", "2",
                              "--port", "0"], stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
@@ -134,6 +134,6 @@ def test_serve_sim_takes_an_epoch():
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    bad = subprocess.run([sys.executable, "-m", "airflow_sbcrawl.cli", "serve-sim", "tiny", "--epoch", "-1"],
+    bad = subprocess.run([sys.executable, "-m", "sbcrawl_dev", "serve-sim", "tiny", "--epoch", "-1"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--epoch" in bad.stderr

@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 import requests
 
-from airflow_sbcrawl.sim.multisite import MultiSiteServer, site_domain
-from airflow_sbcrawl.sim.profiles import get_profile
-from airflow_sbcrawl.sim.site import Site
+from sbcrawl_dev.sim.multisite import MultiSiteServer, site_domain
+from sbcrawl_dev.sim.profiles import get_profile
+from sbcrawl_dev.sim.site import Site
 
 
 def test_each_site_answers_under_its_own_domain_and_is_counted_apart():

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from airflow_sbcrawl.tables import bench, devset
+from sbcrawl_dev.bench import tables_detection, tables_devset
 
 from .test_tables_detect import SHEET
 
@@ -22,7 +22,7 @@ def _write(path, copies=4):
 def test_bench_reports_per_class_and_macro_f1(tmp_path, capsys):
     path = tmp_path / "tiny.jl.gz"
     _write(path)
-    assert bench.main(["--data", str(path), "--json"]) == 0
+    assert tables_detection.main(["--data", str(path), "--json"]) == 0
     out = capsys.readouterr().out
     for cls in ("metadata", "header", "group", "data", "derived", "notes", "macro-F1", "table recall", "us per"):
         assert cls in out
@@ -37,7 +37,7 @@ def test_bench_reports_per_class_and_macro_f1(tmp_path, capsys):
 def test_bench_scores_composed_multi_table_sheets(tmp_path, capsys):
     path = tmp_path / "tiny.jl.gz"
     _write(path)
-    assert bench.main(["--data", str(path), "--multi", "12", "--json"]) == 0
+    assert tables_detection.main(["--data", str(path), "--multi", "12", "--json"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     layouts = result["multi"]["tables"]["by_layout"]
     assert set(layouts) <= {"stack", "split", "side"} and layouts
@@ -47,7 +47,7 @@ def test_bench_scores_composed_multi_table_sheets(tmp_path, capsys):
 
 def test_composed_sheets_keep_their_annotations_and_regions():
     sheet = {"file_name": "a", "table_array": SHEET, "line_annotation": LABELS}
-    composed = devset.compose([sheet, {**sheet, "file_name": "b"}, {**sheet, "file_name": "c"}], n=20, seed=3)
+    composed = tables_devset.compose([sheet, {**sheet, "file_name": "b"}, {**sheet, "file_name": "c"}], n=20, seed=3)
     kinds = {s["kind"] for s in composed}
     assert kinds == {"stack", "split", "side"}
     for s in composed:
@@ -58,38 +58,38 @@ def test_composed_sheets_keep_their_annotations_and_regions():
             # every region holds non-empty cells in its first and last rows, and nothing else overlaps it
             assert any(c.strip() for c in grid[r0][c0 : c1 + 1]) and any(c.strip() for c in grid[r1][c0 : c1 + 1])
         regions = s["tables"]
-        assert all(devset.iou(a, b) == 0.0 for a in regions for b in regions if a is not b)
+        assert all(tables_devset.iou(a, b) == 0.0 for a in regions for b in regions if a is not b)
 
 
 def test_region_matching_counts_each_table_once():
     truth = [(0, 9, 0, 4), (12, 20, 0, 4)]
-    assert devset.iou((0, 9, 0, 4), (0, 9, 0, 4)) == 1.0
-    assert devset.match(truth, [(0, 9, 0, 4), (0, 8, 0, 4)]) == 1  # a duplicate does not match twice
-    assert devset.match(truth, [(0, 20, 0, 4)]) == 0  # one table over both: IoU 10/21 and 9/21
-    assert devset.match(truth, [(0, 9, 0, 4), (13, 20, 0, 4)]) == 2
+    assert tables_devset.iou((0, 9, 0, 4), (0, 9, 0, 4)) == 1.0
+    assert tables_devset.match(truth, [(0, 9, 0, 4), (0, 8, 0, 4)]) == 1  # a duplicate does not match twice
+    assert tables_devset.match(truth, [(0, 20, 0, 4)]) == 0  # one table over both: IoU 10/21 and 9/21
+    assert tables_devset.match(truth, [(0, 9, 0, 4), (13, 20, 0, 4)]) == 2
 
 
 def test_bench_cross_validation_and_train(tmp_path, capsys):
     path = tmp_path / "tiny.jl.gz"
     _write(path)
     model = tmp_path / "m.json"
-    assert bench.main(["--data", str(path), "--cv", "2", "--train", str(model), "--json"]) == 0
+    assert tables_detection.main(["--data", str(path), "--cv", "2", "--train", str(model), "--json"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert "cv_macro_f1" in result
     assert json.loads(model.read_text())["kind"] == "multinomial-logistic-regression"
 
 
 def test_bench_says_when_data_is_absent(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv(bench.ENV_VAR, str(tmp_path / "nope.jl.gz"))
-    assert bench.main([]) == 2
+    monkeypatch.setenv(tables_detection.ENV_VAR, str(tmp_path / "nope.jl.gz"))
+    assert tables_detection.main([]) == 2
     assert "not found" in capsys.readouterr().err
 
 
 def test_large_sheets_are_timed_over_repeated_runs(tmp_path, capsys):
     path = tmp_path / "tiny.jl.gz"
     _write(path)
-    sheets = bench.load_sheets(path)
-    res = bench._print_large(sheets, bench.default_classifier(), None, sizes=(200,))
+    sheets = tables_detection.load_sheets(path)
+    res = tables_detection._print_large(sheets, tables_detection.default_classifier(), None, sizes=(200,))
     out = capsys.readouterr().out
     assert "median" in out and "min" in out
     (timing,) = res.values()
@@ -102,17 +102,17 @@ def test_large_sheets_are_timed_over_repeated_runs(tmp_path, capsys):
 def test_each_sheet_is_timed_by_its_fastest_run(tmp_path, monkeypatch):
     path = tmp_path / "tiny.jl.gz"
     _write(path, copies=1)
-    (sheet,) = bench.load_sheets(path)
+    (sheet,) = tables_detection.load_sheets(path)
     calls = []
-    detect = bench.classify_and_detect
+    detect = tables_detection.classify_and_detect
 
     def counted(*args, **kwargs):
         calls.append(1)
         return detect(*args, **kwargs)
 
-    monkeypatch.setattr(bench, "classify_and_detect", counted)
-    tally = bench.Tally(repeats=4)
-    tally.run(sheet, bench.default_classifier())
+    monkeypatch.setattr(tables_detection, "classify_and_detect", counted)
+    tally = tables_detection.Tally(repeats=4)
+    tally.run(sheet, tables_detection.default_classifier())
     assert len(calls) == 4
     assert len(tally.ms) == 1 and tally.ms[0] > 0
     assert tally.truth == LABELS and len(tally.pred) == len(LABELS)  # one run's classes, not four

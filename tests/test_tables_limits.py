@@ -146,13 +146,13 @@ def test_xlsx_whose_shared_strings_are_a_zip_bomb_is_refused():
 
 
 def test_hostile_bench_reads_each_file_in_a_child_and_reports_its_reasons(tmp_path):
-    from airflow_sbcrawl.tables import hostilebench
+    from sbcrawl_dev.bench import tables_hostile
 
     corners = tmp_path / "corners.xlsx"
-    hostilebench._write_xlsx(corners, 0, 0, corners=True)
+    tables_hostile._write_xlsx(corners, 0, 0, corners=True)
     small = tmp_path / "small.xlsx"
-    hostilebench._write_xlsx(small, 3, 2)
-    rows = {p.name: hostilebench.measure(p) for p in (corners, small)}
+    tables_hostile._write_xlsx(small, 3, 2)
+    rows = {p.name: tables_hostile.measure(p) for p in (corners, small)}
     assert rows["corners.xlsx"]["exit"] == 0 and rows["corners.xlsx"]["tables"] == 0
     assert "1048576 rows x 16384 columns" in rows["corners.xlsx"]["errors"][0]
     assert rows["small.xlsx"]["exit"] == 0 and not rows["small.xlsx"]["errors"]

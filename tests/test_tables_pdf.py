@@ -6,9 +6,9 @@ import pypdfium2  # noqa: F401 - fails loudly if the PDF engine is missing
 import pytest
 
 from airflow_sbcrawl.tables.api import detect_file
-from airflow_sbcrawl.tables.pdfbench import Page, bench_pages, build_pdf, fixed_width_page, place_table, table_rows
 from airflow_sbcrawl.tables.readers import Limits, read_bytes
 from airflow_sbcrawl.tables.readers import pdf as pdf_reader
+from sbcrawl_dev.bench.tables_pdf import Page, bench_pages, build_pdf, fixed_width_page, place_table, table_rows
 
 TITLE = "Table 4.1: Resident population by region, 2010-2015 (thousands)"
 NOTE = "Source: Census office. Figures for 2015 are provisional."

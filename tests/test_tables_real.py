@@ -7,7 +7,7 @@ import json
 import shutil
 
 from airflow_sbcrawl.tables import detect_file
-from airflow_sbcrawl.tables.realbench import default_dir, header_row, load_expected, main, score_file
+from sbcrawl_dev.bench.tables_real import default_dir, header_row, load_expected, main, score_file
 
 REAL = default_dir()
 
@@ -89,7 +89,7 @@ def test_pdf_ruled_around_column_groups_is_read_from_its_words():
 
 
 def test_real_bench_without_annotations_says_so_in_one_line(tmp_path, capsys):
-    from airflow_sbcrawl.tables.bench import main as bench_main
+    from sbcrawl_dev.bench.tables_detection import main as bench_main
 
     assert bench_main(["--real", str(tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -95,7 +95,7 @@ class CatalogConfig:
 
     @classmethod
     def from_seaweed(cls, server: Any, *, namespace: str = DEFAULT_NAMESPACE) -> CatalogConfig:
-        """From a running ``airflow_sbcrawl.infra.SeaweedFS`` (anything with ``pyiceberg_properties()``)."""
+        """From a running ``sbcrawl_dev.infra.SeaweedFS`` (anything with ``pyiceberg_properties()``)."""
         return cls.from_properties(server.pyiceberg_properties(), namespace=namespace)
 
     def with_namespace(self, namespace: str) -> CatalogConfig:

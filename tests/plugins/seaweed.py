@@ -1,6 +1,6 @@
 """Fixtures for a real SeaweedFS (S3 + Iceberg REST catalog), started once per test session.
 
-* ``seaweed`` (session): the running ``airflow_sbcrawl.infra.SeaweedFS``; stopped at session end.
+* ``seaweed`` (session): the running ``sbcrawl_dev.infra.SeaweedFS``; stopped at session end.
 * ``seaweed_bucket`` (function): a fresh, empty S3 bucket name, emptied and deleted after the test.
 * ``lake_config`` (function): a ``CatalogConfig`` on a fresh Iceberg namespace, dropped after the test.
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from airflow_sbcrawl.infra.seaweedfs import SeaweedFS
+from sbcrawl_dev.infra.seaweedfs import SeaweedFS
 
 
 @pytest.fixture(scope="session")

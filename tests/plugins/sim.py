@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from airflow_sbcrawl.sim import SimServer, Site, build_site
+from sbcrawl_dev.sim import SimServer, Site, build_site
 
 
 @pytest.fixture

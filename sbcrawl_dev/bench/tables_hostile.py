@@ -1,0 +1,136 @@
+"""Hostile and huge files through ``detect_file``: seconds, peak memory and the reasons recorded.
+
+    python -m sbcrawl_dev bench tables --hostile [DIR]
+
+Writes the files of issue 9 (items 10-11) into DIR (a temporary folder by default) and reads each one
+in a child process, so that a file that would abort the process or exhaust memory shows as a failed
+row rather than ending the benchmark; the child's peak RSS is its own.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+_CHILD = """
+import json, sys
+from airflow_sbcrawl.tables import detect_file
+r = detect_file(sys.argv[1])
+print(json.dumps({"tables": len(r.tables), "errors": [e.reason for e in r.errors],
+                  "no_tables": [n["reason"] for n in r.no_tables]}))
+"""
+
+
+def _xlsx_parts(sheet_xml: bytes) -> dict[str, bytes]:
+    ns = b'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    rel = b"http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    return {
+        "[Content_Types].xml": b'<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+        b'content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
+        b'relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/'
+        b'workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+        b'<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-'
+        b'officedocument.spreadsheetml.worksheet+xml"/></Types>',
+        "_rels/.rels": b'<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+        b'relationships"><Relationship Id="rId1" Type="' + rel + b'/officeDocument" Target="xl/workbook.xml"/>'
+        b"</Relationships>",
+        "xl/workbook.xml": b'<?xml version="1.0"?><workbook ' + ns + b' xmlns:r="' + rel + b'"><sheets><sheet '
+        b'name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>',
+        "xl/_rels/workbook.xml.rels": b'<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/'
+        b'package/2006/relationships"><Relationship Id="rId1" Type="' + rel + b'/worksheet" '
+        b'Target="worksheets/sheet1.xml"/></Relationships>',
+        "xl/worksheets/sheet1.xml": sheet_xml,
+    }
+
+
+def _write_xlsx(path: Path, rows: int, cols: int, corners: bool = False) -> None:
+    head = b'<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, body in _xlsx_parts(b"").items():
+            if name != "xl/worksheets/sheet1.xml":
+                zf.writestr(name, body)
+        with zf.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as out:
+            out.write(head + b"<sheetData>")
+            if corners:  # A1 and XFD1048576: a 1.5 KB file whose used range is 17 billion cells
+                out.write(b'<row r="1"><c r="A1" t="inlineStr"><is><t>x</t></is></c></row>')
+                out.write(b'<row r="1048576"><c r="XFD1048576" t="inlineStr"><is><t>y</t></is></c></row>')
+            else:
+                letters = [chr(65 + c) for c in range(cols)]
+                for r in range(1, rows + 1):
+                    cells = "".join(f'<c r="{col}{r}"><v>{r}</v></c>' for col in letters)
+                    out.write(f'<row r="{r}">{cells}</row>'.encode())
+            out.write(b"</sheetData></worksheet>")
+
+
+def write_files(folder: Path) -> list[Path]:
+    """The hostile files of issue 9, items 10-11."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = []
+    corners = folder / "corners-A1-XFD1048576.xlsx"
+    _write_xlsx(corners, 0, 0, corners=True)
+    files.append(corners)
+    big = folder / "cells-10M.xlsx"
+    _write_xlsx(big, 1_000_000, 10)
+    files.append(big)
+    line = folder / "one-line-50MB.csv"
+    line.write_bytes(b"1," * (25 << 20))
+    files.append(line)
+    noise = folder / "random-bytes.csv"
+    noise.write_bytes(random.Random(1).randbytes(5 << 20))
+    files.append(noise)
+    bomb = folder / "mimetype-1GiB.zip"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf, zf.open("mimetype", "w", force_zip64=True) as out:
+        zeros = b"\0" * (1 << 20)
+        for _ in range(1024):
+            out.write(zeros)
+    bomb.write_bytes(buf.getvalue())
+    files.append(bomb)
+    return files
+
+
+def measure(path: Path) -> dict:
+    """Read one file in a child process: seconds, the child's own peak RSS (from wait4) and its report."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(path)], stdout=subprocess.PIPE, stderr=err)
+        assert proc.stdout is not None
+        stdout = proc.stdout.read().decode()
+        proc.stdout.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode(errors="replace").strip().splitlines()
+    row: dict = {"file": path.name, "bytes": path.stat().st_size, "exit": proc.returncode}
+    row["seconds"] = round(time.perf_counter() - start, 2)
+    row["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)  # kilobytes on Linux
+    if proc.returncode == 0:
+        row.update(json.loads(stdout.strip().splitlines()[-1]))
+    else:
+        row["stderr"] = stderr[-1:]
+    return row
+
+
+def main(folder: str | None = None, out=sys.stdout) -> int:
+    with tempfile.TemporaryDirectory(prefix="sbcrawl-hostile-") as tmp:
+        files = write_files(Path(folder or tmp))
+        print("hostile files through detect_file (one child process each):", file=out)
+        failed = 0
+        for path in files:
+            row = measure(path)
+            failed += row["exit"] != 0
+            reasons = "; ".join(row.get("errors", []) + row.get("no_tables", []) + row.get("stderr", []))
+            print(
+                f"  {row['file']:<28} {row['bytes']:>10d} B  exit {row['exit']:>3}  {row['seconds']:6.2f} s  "
+                f"peak RSS {row['peak_rss_mb']:7.1f} MB  tables {row.get('tables', '-')}  {reasons[:150]}",
+                file=out,
+            )
+    return 1 if failed else 0

@@ -1,0 +1,159 @@
+"""``python -m sbcrawl_dev bench recrawl``: what a warm, incremental crawl saves over a cold one when a site changed.
+
+Per profile: epoch N-1 (``--epoch N``, default 1) is crawled cold (that run leaves the site memory);
+epoch N is then crawled (a) cold, with no memory, and (b) warm, from that memory. Both are measured on
+the simulator's log against its truth (``Site.changes``): requests until 90 % of the new and changed files
+were served, body bytes downloaded, and how many unchanged files were downloaded again (with and without a
+validator).
+The line per profile and seed ends with ``warm/cold <ratio>``: requests to 90 % of new+changed, warm over
+cold (``≤`` when the cold run never got there: a bound). With several ``--seed``, a line per profile gives
+the median over the seeds; the crawls send requests concurrently, so one seed's figure varies from run to run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
+from sbcrawl_dev.bench.runner import proxied
+from sbcrawl_dev.sim.server import SimServer
+from sbcrawl_dev.sim.site import Site, build_site
+
+DEFAULT_PROFILES = ("tiny", "small", "deep")
+# Share of the new and changed files the request count is measured at.
+REACH = 0.9
+
+
+@dataclass
+class RecrawlRun:
+    requests: int  # requests of the whole run
+    requests_to_reach: float  # requests until REACH of the new+changed files were served (inf: never)
+    found: int  # new+changed files served
+    body_bytes: int
+    unchanged_downloads: int  # unchanged or moved files whose body was served again
+    unchanged_downloads_with_validator: int
+    not_modified: int  # 304 answers
+    changes: dict[str, int]  # what the crawler's manifest says
+
+
+def measure(site: Site, log: list, truth: dict[str, str], summary_changes: dict[str, int]) -> RecrawlRun:
+    wanted = {u for u, s in truth.items() if s in ("new", "changed")}
+    need = math.ceil(REACH * len(wanted))
+    served: set[str] = set()
+    reach = math.inf
+    again = again_validated = 0
+    for i, entry in enumerate(log, 1):
+        if entry.method != "GET" or entry.status != 200:
+            continue
+        if entry.url in wanted and entry.url not in served:
+            served.add(entry.url)
+            if len(served) >= need and reach == math.inf:
+                reach = i
+        elif truth.get(entry.url) in ("unchanged", "moved"):
+            again += 1
+            headers = site.response("HEAD", entry.url, count=False).headers
+            again_validated += bool({"ETag", "Last-Modified"} & set(headers))
+    return RecrawlRun(len(log), reach, len(served), sum(e.bytes_sent for e in log), again, again_validated,
+                      sum(e.status == 304 for e in log), summary_changes)
+
+
+def crawl(site: Site, out: Path, max_requests: int, warm: bool, seed: int) -> tuple[list, dict[str, int]]:
+    config = CrawlConfig(start_url=site.start_url, seed=seed, delay=0.0, max_requests=max_requests,
+                         early_stopping=False, checkpoint_every_pages=10**9)
+    with SimServer(site) as server, proxied(server):
+        crawler = Crawler(config, LocalSink(out), LocalStateStore(out / "state"), tmp_dir=str(out),
+                          memory=LocalStateStore(out / "memory"), warm_start=warm)
+        summary = crawler.run()
+        return server.log, summary.changes
+
+
+def bench_profile(profile: str, seed: int, budget_factor: float, epoch: int = 1) -> dict:
+    before, after = build_site(profile, seed, epoch=epoch - 1), build_site(profile, seed, epoch=epoch)
+    truth = after.changes(epoch - 1)
+    max_requests = int(budget_factor * max(before.url_count, after.url_count))
+    with tempfile.TemporaryDirectory(prefix="sbcrawl-recrawl-") as tmp:
+        warm_dir, cold_dir = Path(tmp, "warm"), Path(tmp, "cold")
+        t0 = time.monotonic()
+        crawl(before, warm_dir, max_requests, warm=True, seed=seed)  # no memory yet: a cold first run
+        log, changes = crawl(after, cold_dir, max_requests, warm=True, seed=seed)
+        cold = measure(after, log, truth, changes)
+        log, changes = crawl(after, warm_dir, max_requests, warm=True, seed=seed)
+        warm = measure(after, log, truth, changes)
+        elapsed = time.monotonic() - t0
+    counts = {s: sum(v == s for v in truth.values()) for s in ("new", "changed", "moved", "unchanged", "gone")}
+    return {"profile": profile, "seed": seed, "epoch": epoch, "truth": counts, "max_requests": max_requests,
+            "cold": asdict(cold), "warm": asdict(warm), "ratio": ratio(warm, cold), "elapsed_s": round(elapsed, 1)}
+
+
+def ratio(warm: RecrawlRun, cold: RecrawlRun) -> float:
+    """Requests to reach, warm over cold. A cold run that never reached took more than all of its requests:
+    the ratio is then at most warm over those (reported as a bound); a warm run that never reached, inf."""
+    if warm.requests_to_reach == math.inf:
+        return math.inf
+    return warm.requests_to_reach / min(cold.requests_to_reach, cold.requests)
+
+
+def format_ratio(r: dict) -> str:
+    bound = "≤" if r["cold"]["requests_to_reach"] == math.inf and r["ratio"] != math.inf else ""
+    return f"{bound}{r['ratio']:.2f}"
+
+
+def format_line(r: dict) -> str:
+    cold, warm = r["cold"], r["warm"]
+    t = r["truth"]
+
+    def reach(x: float) -> str:
+        return "never" if x == math.inf else f"{x:,.0f}"
+
+    return (f"{r['profile']:>6}: truth new {t['new']} changed {t['changed']} moved {t['moved']} gone {t['gone']} | "
+            f"requests to 90% of new+changed cold {reach(cold['requests_to_reach'])} warm "
+            f"{reach(warm['requests_to_reach'])} | body MB cold {cold['body_bytes'] / 1e6:.2f} warm "
+            f"{warm['body_bytes'] / 1e6:.2f} | unchanged downloaded again cold {cold['unchanged_downloads']} warm "
+            f"{warm['unchanged_downloads']} (with validator {warm['unchanged_downloads_with_validator']}) | "
+            f"warm 304s {warm['not_modified']} | warm manifest {warm['changes']} | seed {r['seed']} | "
+            f"warm/cold {format_ratio(r)}")
+
+
+def format_median(profile: str, results: list[dict]) -> str:
+    ratios = sorted(r["ratio"] for r in results)
+    shown = ", ".join(format_ratio(r) for r in sorted(results, key=lambda r: r["ratio"]))
+    return (f"{profile:>6}: median over seeds {', '.join(str(r['seed']) for r in results)} | "
+            f"warm/cold {statistics.median(ratios):.2f} (each: {shown})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sbcrawl_dev bench recrawl", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profiles", nargs="+", default=list(DEFAULT_PROFILES))
+    parser.add_argument("--seed", type=int, nargs="+", default=[0],
+                        help="site seeds; with several, each profile also gets a line with the median")
+    parser.add_argument("--budget", type=float, default=1.5,
+                        help="request budget of every crawl, as a multiple of the site's URL count")
+    parser.add_argument("--epoch", type=int, default=1,
+                        help="crawl the site at this epoch, warm from a crawl of the epoch before (>= 1)")
+    parser.add_argument("--json", type=Path, help="also write the results to this file")
+    args = parser.parse_args(argv)
+    if args.epoch < 1:
+        parser.error(f"--epoch must be 1 or more, not {args.epoch}")
+    results = []
+    for profile in args.profiles:
+        mine = []
+        for seed in args.seed:
+            with contextlib.redirect_stdout(sys.stderr):
+                mine.append(bench_profile(profile, seed, args.budget, args.epoch))
+            print(format_line(mine[-1]), flush=True)
+        if len(mine) > 1:
+            print(format_median(profile, mine), flush=True)
+        results.extend(mine)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2, default=str))
+    return 0
