@@ -28,6 +28,8 @@ BENCHES: dict[str, tuple[str, str]] = {
     "crawl": ("sbcrawl_dev.bench.crawl_policies", "crawl policies compared on simulated sites (paper Tables 2-4)"),
     "harness": ("sbcrawl_dev.bench.harness", "the CLI crawler scored by the shared evaluation harness"),
     "replay": ("sbcrawl_dev.bench.replay", "the CLI crawler on real websites replayed offline, scored by the harness"),
+    "replay-extract": ("sbcrawl_dev.bench.replay_sites",
+                       "extract replayed real sites (the harness's and the project's) from git mirrors"),
     "cost": ("sbcrawl_dev.bench.cost", "what the engine costs at scale: page path, frontier, long crawls"),
     "recrawl": ("sbcrawl_dev.bench.warm_vs_cold", "a warm (incremental) crawl against a cold one, a site changed"),
     "shared-budget": ("sbcrawl_dev.bench.bandit_vs_equal",

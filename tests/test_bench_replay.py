@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from sbcrawl_dev.bench.replay import ReplayRun, summarise
+from sbcrawl_dev.bench.replay import ReplayRun, _pct, summarise
 
 
 def _run(policy: str, run: int, pct: float, **kw) -> ReplayRun:
@@ -27,3 +27,7 @@ def test_a_run_that_never_reached_90_percent_is_charged_its_budget_and_flagged()
     table = summarise([_run("default", 1, math.inf, exit_code=1, missing_from_outputs=2)], ["default"])
     assert "150.0* (-1.20)" in table  # budget 600 of 400 URLs
     assert "rw default run 1: 2 served targets not in the outputs; rw default run 1: exit code 1" in table
+
+
+def test_a_count_the_harness_wrote_as_inf_or_null_is_never_reached():
+    assert _pct("inf", 400) == math.inf and _pct(None, 400) == math.inf and _pct(100, 400) == 25.0

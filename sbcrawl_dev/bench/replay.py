@@ -4,8 +4,10 @@ server side.
 Each site x policy x run is one run of the shared harness's ``replay/evaluate_replay.py``: a real built
 website (every page and file of a static site's repository, byte for byte) served by the harness's own
 origin server and proxy, with ``sbcrawl crawl`` as the command under test. BFS comes from the harness's graph
-baselines, TREE-ORACLE from its ``oracle_tree.py``; nothing the crawler reports is used. The sites' data is
-extracted beforehand (``replay/README.md`` there: fetch the repositories, run ``extract.py``).
+baselines, TREE-ORACLE from its ``oracle_tree.py``; nothing the crawler reports is used. Sites are the
+harness's (its ``sites.json``) and the project's (``replay_sites.json``, see :mod:`.replay_sites`), by name or
+group: ``--sites dev`` (policy work may look at them) or ``--sites held-out`` (measured only). The sites' data
+is extracted beforehand: ``python -m sbcrawl_dev bench replay-extract --site NAME --mirror-root ROOT``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from sbcrawl_dev.bench import replay_sites
 from sbcrawl_dev.bench.harness import crawl_command, default_eval_dir, gap_closed
 
 DEFAULT_POLICIES = "default,sb-classifier-paper,focused,tres,anthelion"
@@ -48,17 +51,21 @@ class ReplayRun:
     wall_s: float
 
 
-def _pct(requests: float | None, total: int) -> float:
-    return math.inf if requests is None or math.isinf(requests) else 100.0 * requests / total
+def _pct(requests: float | str | None, total: int) -> float:
+    # The harness's JSON writes a count never reached as "inf" (or null).
+    requests = math.inf if requests is None else float(requests)
+    return requests if math.isinf(requests) else 100.0 * requests / total
 
 
 def run_one(eval_dir: Path, site: str, policy: str, run: int, workdir: Path, extra_args: str = "",
-            timeout: float = 1800, data_dir: Path | None = None) -> ReplayRun:
+            timeout: float = 1800, data_dir: Path | None = None,
+            sites_json: Path = replay_sites.SITES_JSON) -> ReplayRun:
     """Crawl ``site`` once with ``policy`` under the replay harness and read its scoring."""
     name = f"{site}-{policy}-{run}"
     outdir = workdir / name
     result_json = workdir / f"{name}.json"
-    cmd = [sys.executable, str(eval_dir / "replay" / "evaluate_replay.py"), "--site", site,
+    cmd = [sys.executable, "-m", "sbcrawl_dev.bench.replay_launcher", str(eval_dir), "--sites-json", str(sites_json),
+           "--site", site,
            "--cmd", crawl_command(policy, extra_args), "--timeout", str(timeout), "--outdir", str(outdir),
            "--verify-glob", f"{outdir}/objects/*", "--json", str(result_json), "--grace", "0.2"]
     if data_dir is not None:
@@ -137,23 +144,38 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-dir", type=Path, default=default_eval_dir())
     ap.add_argument("--data-dir", type=Path, default=None,
                     help="extracted sites (default: the harness's, ~/.cache/sbcrawl-replay or $REPLAY_DATA)")
-    ap.add_argument("--sites", default="rw,kg,rdatasets", help="comma-separated names of the harness's sites.json")
+    ap.add_argument("--sites", default="dev",
+                    help="comma-separated site names and groups: 'dev' (the harness's sites and the project's "
+                         "development sites), 'held-out' (measured only, never tuned against), 'all'")
     ap.add_argument("--runs", type=int, default=2, help="crawls per site and policy")
     ap.add_argument("--policies", default=DEFAULT_POLICIES, help="'default' is the CLI without --policy")
     ap.add_argument("--extra-args", default="", help="more `sbcrawl crawl` options for every run")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--out", type=Path, default=None, help="folder for runs.jsonl and table.md")
+    ap.add_argument("--sites-json", type=Path, default=replay_sites.SITES_JSON, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     eval_dir = args.eval_dir.resolve()
     if not (eval_dir / "replay" / "evaluate_replay.py").exists():
         print(f"{ap.prog}: no replay/evaluate_replay.py in {eval_dir} (set --eval-dir)", file=sys.stderr)
         return 2
+    try:
+        sites = replay_sites.select(args.sites, eval_dir, args.sites_json)
+    except replay_sites.SiteListError as exc:
+        print(f"{ap.prog}: {exc}", file=sys.stderr)
+        return 2
+    missing = replay_sites.manifest_missing(sites, args.data_dir, eval_dir)
+    if missing:
+        where = f" --data-dir {args.data_dir}" if args.data_dir else ""
+        print(f"{ap.prog}: not extracted yet: {', '.join(missing)}; run python -m sbcrawl_dev bench replay-extract "
+              f"--site {','.join(missing)} --mirror-root ROOT{where}", file=sys.stderr)
+        return 2
     policies = [p for p in args.policies.split(",") if p]
-    combos = [(s, p, r) for s in args.sites.split(",") if s for p in policies for r in range(1, args.runs + 1)]
+    combos = [(s, p, r) for s in sites for p in policies for r in range(1, args.runs + 1)]
     runs: list[ReplayRun] = []
     with tempfile.TemporaryDirectory(prefix="sbcrawl-replay-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(run_one, eval_dir, s, p, r, Path(tmp), args.extra_args, args.timeout, args.data_dir)
+        futures = [pool.submit(run_one, eval_dir, s, p, r, Path(tmp), args.extra_args, args.timeout, args.data_dir,
+                               args.sites_json)
                    for s, p, r in combos]
         for fut in futures:
             run = fut.result()
