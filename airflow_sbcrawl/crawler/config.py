@@ -10,7 +10,7 @@ from typing import Any
 from airflow_sbcrawl import __version__
 from airflow_sbcrawl.crawler.addresses import start_url_problem
 from airflow_sbcrawl.crawler.mimes import BLOCKED_EXTENSIONS, BLOCKED_MIME_PREFIXES, TARGET_MIME_TYPES
-from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, POLICIES
+from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, POLICIES, REGISTRY
 from airflow_sbcrawl.crawler.urls import InvalidURL, normalize
 
 DEFAULT_USER_AGENT = f"airflow-sbcrawl/{__version__} (+https://pypi.org/project/airflow-sbcrawl/)"
@@ -147,9 +147,8 @@ class CrawlConfig:
 
     @property
     def effective_stop_rule(self) -> str:
-        # The drought rule counts pages the policy found promising as progress; only the default policy can
-        # say so, and without it a walk down a listing chain would look like a drought.
-        return self.stop_rule or ("drought" if self.policy == DEFAULT_POLICY else "paper")
+        """The early-stopping rule: the one set, else the policy's own (see ``PolicySpec.stop_rule``)."""
+        return self.stop_rule or REGISTRY[self.policy].stop_rule
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
