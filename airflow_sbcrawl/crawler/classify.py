@@ -148,7 +148,8 @@ class UrlClassifier:
     def arrays(self) -> dict[str, np.ndarray]:
         return {"classifier_coef": self.model.coef_.copy()}
 
-    def restore(self, state: dict, coef: np.ndarray) -> None:
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        coef = arrays["classifier_coef"]
         self.initial_phase = bool(state["initial_phase"])
         self.model.t_ = int(state["t"])
         self.model.intercept_ = float(state["intercept"])
@@ -179,5 +180,5 @@ class OracleClassifier:
     def arrays(self) -> dict[str, np.ndarray]:
         return {}
 
-    def restore(self, state: dict, coef: np.ndarray | None) -> None:
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
         pass

@@ -53,7 +53,7 @@ class KnownDataset:
     tag_path: str = ""
     depth: int = 0
     filename: str = ""  # from Content-Disposition
-    contexts: list[str] = field(default_factory=list)  # hashes of the text around links to it (recrawl.py)
+    contexts: list[str] = field(default_factory=list)  # hashes of the text around links to it (warm/contexts.py)
     listed_on: list[str] = field(default_factory=list)  # pages that linked it, over the last runs
 
     @property
