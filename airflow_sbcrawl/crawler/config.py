@@ -23,6 +23,10 @@ class ConfigError(ValueError):
 
 @dataclass
 class CrawlConfig:
+    """Every setting of a crawl, validated when made (``ConfigError`` names the setting at fault). Saved
+    with each checkpoint: a resume must share the settings that shape the saved state (the start URL, the
+    policy, the tag-path hashing, the seed)."""
+
     start_url: str
     # Budget: requests counts GET and HEAD alike (robots.txt and retries included); bytes are body bytes
     # as received on the wire. Neither is ever overshot.
@@ -108,6 +112,7 @@ class CrawlConfig:
         self.validate()
 
     def validate(self) -> None:
+        """Check every setting (and normalise the start URL); raises ``ConfigError``."""
         try:
             self.start_url = normalize(self.start_url)
         except InvalidURL as exc:
@@ -151,6 +156,7 @@ class CrawlConfig:
         return self.stop_rule or REGISTRY[self.policy].stop_rule
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready settings (``from_dict`` reads them back)."""
         out = dataclasses.asdict(self)
         out["target_mime_types"] = list(self.target_mime_types)
         out["blocked_mime_prefixes"] = list(self.blocked_mime_prefixes)
@@ -159,6 +165,7 @@ class CrawlConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CrawlConfig:
+        """Settings from a dict (a checkpoint's, a DAG's params); unknown names raise ``ConfigError``."""
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -172,6 +179,7 @@ class CrawlConfig:
         return cls(**data)
 
     def replace(self, **changes: Any) -> CrawlConfig:
+        """A copy with some settings changed (validated)."""
         return dataclasses.replace(self, **changes)
 
     def _validate_hostile_limits(self) -> None:

@@ -29,6 +29,7 @@ class Downloader:
 
     @property
     def in_flight(self) -> int:
+        """Requests sent and not taken back yet."""
         return self.pool.in_flight
 
     def queue(self, job: Job, first: bool = False) -> None:
@@ -66,6 +67,7 @@ class Downloader:
             self._held = job
 
     def send(self, job: Job) -> None:
+        """Send a request now (``pump`` and ``offer`` call back ``dispatch``, which decides, then sends)."""
         self.pool.send(job.host, job)
 
     def wait(self, timeout: float) -> tuple[Job, Response | BaseException] | None:
@@ -82,6 +84,7 @@ class Downloader:
         return origins
 
     def close(self) -> None:
+        """End the pool's threads (requests still running are aborted)."""
         if self.pool.in_flight:  # an error left requests running: nothing will read their answers
             self.fetcher.abort_in_flight()
         self.pool.close()

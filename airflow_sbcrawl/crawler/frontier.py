@@ -33,6 +33,7 @@ class LinkTable:
         return url in self.ids
 
     def add(self, url: str, depth: int, parent: int, tag_path: str | None) -> int:
+        """A new link (never one already there); returns its id."""
         link_id = len(self.urls)
         self.urls.append(url)
         self.depth.append(depth)
@@ -50,10 +51,12 @@ class LinkTable:
         return link_id
 
     def tag_path(self, link_id: int) -> str:
+        """The tag path of a link's ``<a>`` element ("" when unknown)."""
         pid = self.path[link_id]
         return self.paths[pid] if pid >= 0 else ""
 
     def found_on(self, link_id: int) -> str:
+        """The URL of the page a link was found on ("" for the start page)."""
         parent = self.parent[link_id]
         return self.urls[parent] if parent >= 0 else ""
 
@@ -63,6 +66,7 @@ class LinkTable:
         return {"urls": self.urls, "paths": self.paths}
 
     def arrays(self) -> dict[str, np.ndarray]:
+        """The per-link numbers."""
         return {
             "link_depth": np.frombuffer(self.depth, dtype=np.int32).copy(),
             "link_parent": np.frombuffer(self.parent, dtype=np.int32).copy(),

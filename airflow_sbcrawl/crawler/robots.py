@@ -90,6 +90,7 @@ class RobotsRules:
         return rules
 
     def problem(self, url: str) -> str:
+        """Why the robots.txt of ``url``'s host could not be read ("" when it was)."""
         parts = urlsplit(url)
         return self.problems.get(f"{parts.scheme}://{parts.netloc}", "")
 
@@ -108,6 +109,8 @@ class RobotsRules:
         self._unavailable_until.pop(f"{parts.scheme}://{parts.netloc}", None)
 
     def allowed(self, url: str) -> bool:
+        """Whether robots.txt lets the crawl fetch ``url`` (its host's robots.txt is read at its first URL,
+        which may raise ``CrawlInterrupted``)."""
         if not self.enabled:
             return True
         end = url.find("/", url.find("//") + 2) if "//" in url else -1
@@ -123,6 +126,7 @@ class RobotsRules:
 
     # -- checkpoints: only the rules read are saved ------------------------------------------------------
     def state(self) -> dict:
+        """The robots.txt texts read (the parsed rules and passing failures are not kept)."""
         return {"texts": self.texts}
 
     def arrays(self) -> dict[str, np.ndarray]:

@@ -70,6 +70,7 @@ class RunState:
 
     # -- checkpoints -----------------------------------------------------------------------------------
     def state(self) -> dict:
+        """Every field but the arrays, as JSON-ready values."""
         out = {}
         for f in fields(self):
             value = getattr(self, f.name)
@@ -80,10 +81,12 @@ class RunState:
         return out
 
     def arrays(self) -> dict[str, np.ndarray]:
+        """The harvest curve."""
         return {f.name: np.frombuffer(value, dtype=np.int64) for f in fields(self)
                 if isinstance(value := getattr(self, f.name), array)}
 
     def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        """Take every field back, in place."""
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, np.random.Generator):

@@ -101,6 +101,7 @@ class Scheduler:
 
     # -- checkpoints -----------------------------------------------------------------------------------
     def state(self) -> dict:
+        """The parked links and the early-stopping rule's state (the plan and the policy save their own)."""
         return {"parked": self._parked, "early_stopping": self.stopper.state()}
 
     def arrays(self) -> dict[str, np.ndarray]:

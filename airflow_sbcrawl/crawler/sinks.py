@@ -115,6 +115,7 @@ class LocalSink:
             os.fsync(self._fh.fileno())
 
     def close(self) -> None:
+        """Close the manifest file (appending opens it again)."""
         if self._fh is not None:
             self._fh.close()
             self._fh = None

@@ -84,11 +84,17 @@ class Saved(Protocol):
     """A part of a crawl whose state a checkpoint holds: it gives its state as JSON-ready values and numpy
     arrays, and takes them back in place."""
 
-    def state(self) -> dict: ...
+    def state(self) -> dict:
+        """The part's state as JSON-ready values."""
+        ...
 
-    def arrays(self) -> dict[str, np.ndarray]: ...
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The numeric part of its state (saved as .npz, never pickled)."""
+        ...
 
-    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None: ...
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        """Take back what ``state`` and ``arrays`` gave (in place: the other parts keep their references)."""
+        ...
 
 
 class LocalStateStore:
@@ -175,15 +181,18 @@ class BudgetJournal:
         self.bytes = 0
 
     def record(self, requests: int, nbytes: int) -> None:
+        """Append the new totals (``requests`` and ``nbytes`` more)."""
         self.requests += requests
         self.bytes += nbytes
         self.store.journal_append(f"{self.requests} {self.bytes}")
 
     def restore(self, requests: int, nbytes: int) -> None:
+        """Go on from these totals."""
         self.requests, self.bytes = requests, nbytes
 
     @staticmethod
     def last_totals(store: StateStore) -> tuple[int, int]:
+        """The highest (requests, bytes) the store's journal records ((0, 0) for none)."""
         best = (0, 0)
         for line in store.journal_lines():
             parts = line.split()

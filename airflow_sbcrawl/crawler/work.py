@@ -25,6 +25,7 @@ class PageWork:
     links: list[NewLink] = field(default_factory=list)  # for the policy, with those of nested pages
 
     def root(self) -> PageWork:
+        """The page the scheduler handed out that this work is part of."""
         work = self
         while work.parent is not None:
             work = work.parent

@@ -46,11 +46,13 @@ class Observations:
     listers: dict[str, list[str]] = field(default_factory=dict)  # link URL -> pages that described it
 
     def page_headers(self, url: str, headers: dict[str, str]) -> None:
+        """A page's validators, to be sent at the next run's revisit."""
         etag, modified = headers.get("etag", ""), headers.get("last-modified", "")
         if etag or modified:
             self.page_validators[url] = (etag, modified)
 
     def page_links(self, url: str, page: PageLinks) -> None:
+        """The contexts a page showed its links in, and the links it described."""
         for link, hashes in page.contexts.items():
             self.contexts.setdefault(link, set()).update(hashes)
         for link in page.described:
