@@ -64,12 +64,13 @@ def _crawl(server: SimServer, out: Path, resume: bool = False, **options) -> dic
                                                          "head_requests", "frontier", "changes", "outcomes")}}
 
 
-def record(profiles: tuple[str, ...], seeds: tuple[int, ...], policies: tuple[str, ...]) -> dict[str, dict]:
+def record(profiles: tuple[str, ...], seeds: tuple[int, ...], policies: tuple[str, ...],
+           cap: int) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for profile in profiles:
         for seed in seeds:
             before, after = build_site(profile, seed, epoch=0), build_site(profile, seed, epoch=1)
-            budget = 2 * max(before.url_count, after.url_count)
+            budget = min(2 * max(before.url_count, after.url_count), cap)
             with tempfile.TemporaryDirectory() as tmp, SimServer(before) as old, SimServer(after) as new:
                 name = f"{profile}/{seed}"
                 with _proxied(old):
@@ -132,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profiles", nargs="+", default=list(PROFILES))
     ap.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     ap.add_argument("--policies", nargs="+", default=list(POLICIES))
+    ap.add_argument("--cap", type=int, default=2500, help="most requests of a crawl (twice the site's URLs else)")
     args = ap.parse_args(argv)
     if args.compare:
         a, b = (json.loads(p.read_text()) for p in args.compare)
@@ -141,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.out is None:
         ap.error("--out or --compare")
-    result = record(tuple(args.profiles), tuple(args.seeds), tuple(args.policies))
+    result = record(tuple(args.profiles), tuple(args.seeds), tuple(args.policies), args.cap)
     args.out.write_text(json.dumps(result))
     return 0
 

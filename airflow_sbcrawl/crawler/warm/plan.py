@@ -21,7 +21,6 @@ Links the last runs met already are held back from the policy (``claim``) until 
 from __future__ import annotations
 
 import heapq
-import logging
 from collections.abc import Callable, Sequence
 from enum import IntEnum
 
@@ -35,8 +34,6 @@ from airflow_sbcrawl.crawler.warm.changes import Changes
 from airflow_sbcrawl.crawler.warm.contexts import PageLinks
 from airflow_sbcrawl.crawler.warm.known import MemoryIndex, add_pages
 from airflow_sbcrawl.crawler.warm.observations import Observations
-
-log = logging.getLogger(__name__)
 
 #: Share of the request budget that revisits and checks may take; the rest explores for what is unknown.
 RECRAWL_SHARE = 0.6
