@@ -351,3 +351,17 @@ def test_a_plan_taken_back_from_its_state_hands_out_what_the_saved_one_would(tmp
             _read(plan, CATALOGUE, body)  # a row that changed, one as it was: a checked file, a page moved on
         twin = _resumed(crawler, plan, release=lambda links: None)
         assert _revisits(twin) == _revisits(plan), handed
+
+
+def test_rows_a_page_passed_on_are_credited_once_when_a_resume_reads_it_again(tmp_path):
+    # a page whose work a resume cut short is read again: the rows it no longer shows (d/2, pushed on to
+    # the next page) credit that page once, as in a crawl read in one go
+    crawler, plan, cat = _chain(tmp_path)
+    body = (f"<html><body><ul><li><a href='/d/1'>D1</a> 2 files, last modified 2025-01-02</li></ul>"
+            f"<ul class='pager'><li><a href='{cat[1]}'>Next</a></li></ul></body></html>").encode()
+    _read(plan, cat[0], body)
+    listing = plan.index.listing[plan.links.ids[cat[1]]]
+    assert [_url(plan, i) for i in listing] == [SITE + "d/5", SITE + "d/2"]
+    plan = _resumed(crawler, plan)
+    _read(plan, cat[0], body)
+    assert plan.index.listing[plan.links.ids[cat[1]]] == listing

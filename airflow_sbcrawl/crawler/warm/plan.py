@@ -91,7 +91,9 @@ class RevisitPlan:
         self._held: list[NewLink] = []  # links the last runs met, held back from the policy (``claim``)
         self._next_page: dict[int, int] = {}  # listing page read -> its next page (``_pass_on``)
         self._new_rows: dict[int, set[str]] = {}  # listing page read -> links in rows the last runs never met
-        self._moved: dict[int, list[int]] = {}  # listing page -> rows credited to it by the page before it
+        # (listing page, its next page, the rows it showed no more): credited to the next page once, though a
+        # page whose work a resume cut short is read again
+        self._moved: list[tuple[int, int, list[int]]] = []
 
     @classmethod
     def seeded(cls, memory: SiteMemory, links: LinkTable, changes: Changes, observations: Observations,
@@ -355,9 +357,9 @@ class RevisitPlan:
         urls = self.links.urls
         gone = [i for i in index.listing.get(page_id, ()) if i not in self._covered and urls[i] not in contexts
                 and (page_id, i) in index.described]
-        if gone:
+        if gone and all(page != page_id for page, _, _ in self._moved):
+            self._moved.append((page_id, heir, gone))
             self._credit(heir, gone)
-            self._moved.setdefault(heir, []).extend(gone)
             self._file(Tier.REVISIT, self._gain(heir), heir)
 
     def _credit(self, heir: int, rows: list[int]) -> None:
@@ -386,7 +388,7 @@ class RevisitPlan:
             "held": [[k.id, k.url, k.tag_path, k.anchor, k.depth] for k in self._held],
             "next_page": {str(k): v for k, v in self._next_page.items()},
             "new_rows": {str(k): sorted(v) for k, v in self._new_rows.items()},
-            "moved": {str(k): v for k, v in self._moved.items()},
+            "moved": [[page, heir, rows] for page, heir, rows in self._moved],
         }
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -404,8 +406,8 @@ class RevisitPlan:
                       for i, url, tag_path, anchor, depth in state["held"]]
         self._next_page = {int(k): int(v) for k, v in state["next_page"].items()}
         self._new_rows = {int(k): set(v) for k, v in state["new_rows"].items()}
-        self._moved = {int(k): [int(i) for i in v] for k, v in state["moved"].items()}
-        for heir, rows in self._moved.items():
+        self._moved = [(int(page), int(heir), [int(i) for i in rows]) for page, heir, rows in state["moved"]]
+        for _, heir, rows in self._moved:
             self._credit(heir, rows)
 
 
@@ -420,4 +422,4 @@ def state_from_v1(old: dict) -> dict:
     heap += [[Tier.REVISIT, int(gain), int(depth), int(link)] for gain, depth, link in old.get("revisits", ())]
     return {"spent": old["spent"], "turns": old["handed"], "heap": heap, "filed": len(heap), "done": old["done"],
             "covered": old.get("covered", []), "by_page": old["by_page"], "paths": old["paths"],
-            "held": old.get("stale", []), "next_page": {}, "new_rows": {}, "moved": {}}
+            "held": old.get("stale", []), "next_page": {}, "new_rows": {}, "moved": []}
