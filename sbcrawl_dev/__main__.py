@@ -30,6 +30,8 @@ BENCHES: dict[str, tuple[str, str]] = {
     "replay": ("sbcrawl_dev.bench.replay", "the CLI crawler on real websites replayed offline, scored by the harness"),
     "replay-extract": ("sbcrawl_dev.bench.replay_sites",
                        "extract replayed real sites (the harness's and the project's) from git mirrors"),
+    "request-order": ("sbcrawl_dev.bench.request_order",
+                      "the requests deterministic crawls send, in order: two trees compared after a refactoring"),
     "cost": ("sbcrawl_dev.bench.cost", "what the engine costs at scale: page path, frontier, long crawls"),
     "recrawl": ("sbcrawl_dev.bench.warm_vs_cold", "a warm (incremental) crawl against a cold one, a site changed"),
     "shared-budget": ("sbcrawl_dev.bench.bandit_vs_equal",
