@@ -3,6 +3,7 @@
 import gzip
 import io
 import json
+import tarfile
 import zipfile
 
 import pytest
@@ -175,6 +176,27 @@ def test_nested_zip_and_gzip():
     assert all(s.rows == ROWS for s in result.sheets)
     # an unreadable member is an error with a reason, and does not stop its siblings
     assert [e.member for e in result.errors] == ["bad.xlsx"]
+
+
+def _tar(members: dict[str, bytes], mode: str = "w") -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode) as tf:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_tar_and_tgz_members_are_read_by_their_own_names():
+    members = {"data/t1.csv": _csv(ROWS).encode(), "data/t2.tsv": _csv(ROWS, "\t").encode()}
+    for data, name, prefix in ((_tar(members), "stats.tar", ""), (_tar(members, "w:gz"), "stats.tgz", "stats.tar/")):
+        result = read_bytes(data, mime="application/octet-stream", name=name)
+        assert not result.errors, result.errors
+        by_member = {s.member: s for s in result.sheets}
+        assert set(by_member) == {f"{prefix}data/t1.csv", f"{prefix}data/t2.tsv"}
+        assert all(s.rows == ROWS for s in result.sheets)
+        assert by_member[f"{prefix}data/t2.tsv"].format == "tsv"  # sniffed by the member's own name
 
 
 def test_zip_bomb_is_refused_with_a_reason():
