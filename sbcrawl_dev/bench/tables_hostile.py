@@ -3,8 +3,9 @@
     python -m sbcrawl_dev bench tables --hostile [DIR]
 
 Writes the files of issue 9 (items 10-11) and issue 21 (item 1: spreadsheets of a few hundred bytes that
-hide a huge range) into DIR (a temporary folder by default) and reads each one in a child process, so that a file that would abort the process or exhaust memory shows as a failed
-row rather than ending the benchmark; the child's peak RSS is its own.
+hide a huge range) into DIR (a temporary folder by default) and reads each one in a child process, so
+that a file that would abort the process or exhaust memory shows as a failed row rather than ending the
+benchmark; the child's peak RSS is its own.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ _A1 = b'<row r="1"><c r="A1" t="inlineStr"><is><t>x</t></is></c></row>'
 HIDDEN_RANGE_XLSX: dict[str, bytes] = {
     "xlsx-single-quotes.xlsx": b"<row r='1'><c r='A1' t='inlineStr'><is><t>x</t></is></c></row>"
     b"<row r='1048576'><c r='XFD1048576' t='inlineStr'><is><t>y</t></is></c></row>",
-    "xlsx-newline-before-r.xlsx": _A1 + b'<row r="1048576"><c\nr="XFD1048576" t="inlineStr"><is><t>y</t></is></c></row>',
+    "xlsx-newline-before-r.xlsx": _A1
+    + b'<row r="1048576"><c\nr="XFD1048576" t="inlineStr"><is><t>y</t></is></c></row>',
     "xlsx-tab-and-order.xlsx": _A1 + b'<row r="1048576"><c t="inlineStr"\tr="XFD1048576"><is><t>y</t></is></c></row>',
     # cells placed by their order: the last row holds 16,384 of them, so its last one is XFD1048576
     "xlsx-positional-cells.xlsx": _A1 + b'<row r="1048576">' + b"<c><v>1</v></c>" * 16384 + b"</row>",
