@@ -174,28 +174,40 @@ def label_columns(
     block = kinds[body, lo : hi + 1]
     used = (block != EMPTY).sum(axis=0)
     texts = (block == TEXT).sum(axis=0)
-    # A bare footnote mark is a number or a label as its parse says: rare, read one by one
-    for k, j in zip(*np.nonzero(block == MARK), strict=True):
-        if cells.parse(text[body[k]][lo + j]).status == "text":
+    # A bare footnote mark is a number or a label as its parse says, and digits that read as no number
+    # ("212, 213", a list of codes) are a label: rare, read one by one
+    for k, j in zip(*np.nonzero((block == MARK) | (block == MARKER)), strict=True):
+        if cells.parse(text[body[k]][lo + j]).status in ("text", "unreadable"):
             texts[j] += 1
     last_names = {j: _column_header(text, header_rows[-1:], j) for j in range(lo, hi + 1)}
     long = _long_format(last_names, used, texts, lo, hi)
     if long is not None:
         return long
     labels: list[int] = []
+    skipped: set[int] = set()
     first_text = next((j for j in range(lo, hi + 1) if used[j - lo] and texts[j - lo] * 2 > used[j - lo]), None)
+    start = hi + 1
     for j in range(lo, hi + 1):
         n_used, n_text = int(used[j - lo]), int(texts[j - lo])
         if not n_used:
             continue  # an empty spacer column inside the stub
+        if labels and _leader_column(text, body, j):
+            skipped.add(j)  # the last points of dot leaders, in a column of their own
+            continue
         if n_text * 2 > n_used or _identifies(text, body, j, values, _column_header(text, header_rows, j), first_text):
             labels.append(j)
             continue
+        start = j
         break
-    start = labels[-1] + 1 if labels else lo
-    skipped = {j for j in range(start, hi + 1) if _SKIP_HEADER.match(last_names[j].strip(" :"))}
+    start = min(start, labels[-1] + 1 if labels else lo)
+    skipped |= {j for j in range(start, hi + 1) if _SKIP_HEADER.match(last_names[j].strip(" :"))}
     value_cols = [j for j in range(start, hi + 1) if j not in skipped]
     return Columns(labels, value_cols, [], False)
+
+
+def _leader_column(text: list[list[str]], body: list[int], j: int) -> bool:
+    """Whether a column holds only points: dot leaders cut off from their labels (PDF tables)."""
+    return all(not text[i][j] or set(text[i][j]) <= {".", " ", "…"} for i in body)
 
 
 def _long_format(names: dict[int, str], used: np.ndarray, texts: np.ndarray, lo: int, hi: int) -> Columns | None:

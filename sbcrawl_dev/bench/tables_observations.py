@@ -48,6 +48,7 @@ _MARK_HEAD = re.compile(r"^(?:\\\d+|\[[^\]]{1,4}\])\s*")
 _EXPONENT = re.compile(r"^-?\d+(?:\.\d+)?[eE][+-]?\d+$")
 _PLAIN = re.compile(r"^\d+(?:([.,])(\d+))?$")
 _GROUPED = re.compile(r"^\d{1,3}(?:([,. '])\d{3})(?:\1\d{3})*(?:([.,])\d+)?$")
+_LAKH = re.compile(r"^\d{1,2}(,)(?:\d{2},)+\d{3}(?:(\.)\d+)?$")  # Indian grouping: 1,23,45,678
 _SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " ", "\u2212": "-",
                          "\u2013": "-"})
 
@@ -93,7 +94,7 @@ def readings(text: str, decimal: str | None = None) -> set[float]:
                 out.add(float(t.replace(sep, ".")))
             if len(plain.group(2)) == 3 and decimal not in (None, sep):
                 out.add(float(t.replace(sep, "")))  # "1,234" in a table of decimal points
-    grouped = _GROUPED.match(t)
+    grouped = _GROUPED.match(t) or _LAKH.match(t)
     if grouped:
         group, dec = grouped.group(1), grouped.group(2)
         if dec is None or (dec != group and decimal in (None, dec)):
