@@ -45,9 +45,9 @@ _SKIP_HEADER = re.compile(r"^(footnotes?|notes?|source|sources|comments?|remarks
                           r"nota|notas|fuente|remarques?)$", re.I)
 _UNIT_HEADER = re.compile(r"^(uom|unit|units|unit of measure|unit_measure|einheit|maßeinheit|unité|unidad|unidade|"
                           r"unit_mult|scalar_factor|multiplier)$", re.I)
-_ID_HEADER = re.compile(r"\b(code|codes|id|no|nr|num|number|rank|rang|year|years|jahr|jahre|année|años?|anno|"
-                        r"period|periode|période|ref_date|time|time_period|fips|ags|geo|kennziffer|schlüssel|"
-                        r"lfd)\b\.?", re.I)
+_ID_HEADER = re.compile(r"\b(code|codes|id|rank|rang|year|years|jahr|jahre|année|años?|anno|period|periode|période|"
+                        r"ref_date|time_period|fips|ags|geo|kennziffer|schlüssel)\b|^\W*((lfd|sl|s)\.?\s*)?(no|nr|n[°º]|№)"
+                        r"\.?\W*$", re.I)  # "No." alone numbers rows; "No. Obs" counts something
 # A unit in a label: "(millions)", "(in 1 000)", "(EUR)", "in thousands", "%"
 _UNIT_WORDS = (r"thousands?|millions?|billions?|hundreds?|per ?cent|percent(?:age)?|%|‰|per 1[ ,.]?000|"
                r"per 100[ ,.]?000|number|persons|people|units?|tonnes?|tons?|kt|t|kg|hectares?|ha|km2|km²|"
@@ -289,12 +289,14 @@ def header_paths(header_rows: list[list[str]], columns: list[int]) -> dict[int, 
     for row in header_rows:
         cleaned = {j: clean_label(row[j]) if j < len(row) else "" for j in columns}
         counts = Counter(c for c in cleaned.values() if c)
+        # a repeated name needs an anchor only where the lines above do not tell its columns apart already
+        ambiguous = Counter((tuple(paths[j]), c) for j, c in cleaned.items() if c)
         carried = ""
         left: list[str] = []  # the line's names so far, nearest last
         new_bounds = set()
         for j in columns:
             cell = cleaned[j]
-            if cell and counts[cell] > 1:
+            if cell and counts[cell] > 1 and ambiguous[(tuple(paths[j]), cell)] > 1:
                 anchor = next((c for c in reversed(left) if counts[c] < counts[cell]), "")
                 if anchor and (not paths[j] or paths[j][-1] != anchor):
                     paths[j].append(anchor)
