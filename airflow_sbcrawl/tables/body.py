@@ -58,12 +58,12 @@ _UNIT_PHRASE = re.compile(rf"\b(?:in|en|unit:|einheit:)\s+((?:1[ .,]?000 |[\d ,.
                           re.I)
 
 # A legend line that defines a marker as zero: '"-" = nichts vorhanden', "– Nil", "- represents zero"
-_ZERO_WORDS = r"(nichts vorhanden|nil|zero|null|nul|néant|cero|nada|magnitude zero|none|0)\b"
+_ZERO_WORDS = r"(nichts vorhanden|nil|zero|null|nul|néant|cero|nada|magnitude zero|none|0\b)"
 _LEGEND_HINT = re.compile(_ZERO_WORDS, re.I)
 _LEGEND_SPLIT = re.compile(r"[;,]\s*|\s{2,}|\t")
 _LEGEND_ZERO = re.compile(
-    rf"""^\W{{0,3}}(?:symbols?:?\s*)?["'„“‘]?([-–—]|-{{2,3}}|0)["'“”’]?\s*(?:=|:|\bis\b|\brepresents\b|\bindicates\b|"""
-    rf"""\bdenotes\b|\bmeans\b|–|-)?\s*{_ZERO_WORDS}""",
+    rf"""^\W{{0,3}}(?:[^:"'„“‘\-–—]{{0,30}}:\s*)?["'„“‘]?(-{{2,3}}|[-–—])["'“”’]?\s*"""  # "Symbols: '-'"
+    rf"""(?:=|:|\bis\b|\brepresents\b|\bindicates\b|\bdenotes\b|\bmeans\b|–|-)?\s*{_ZERO_WORDS}""",
     re.I,
 )
 
@@ -223,7 +223,8 @@ def _long_format(names: dict[int, str], used: np.ndarray, texts: np.ndarray, lo:
         name = names[j].strip()
         if _UNIT_HEADER.match(name):
             unit_cols.append(j)
-        elif _SKIP_HEADER.match(name) or (name.lower().endswith("_id") and name.lower()[:-3] in named):
+        elif _SKIP_HEADER.match(name) or (name.lower().endswith("_id") and any(
+                other.startswith(name.lower()[:-3]) and other != name.lower() for other in named)):
             continue  # notes, flags, and the code of a column given in words
         else:
             labels.append(j)
@@ -279,14 +280,23 @@ def expand_merged(rows: list[list[str]], merged: Sequence[tuple[tuple[int, int],
     return out
 
 
-def header_paths(header_rows: list[list[str]], columns: list[int]) -> dict[int, tuple[str, ...]]:
+def merge_ends(merged: Sequence[tuple[tuple[int, int], tuple[int, int]]], line: int) -> set[int]:
+    """Columns of ``line`` just right of a merged range that holds text: a carried header cell stops there,
+    the merge says how far the cell spans."""
+    return {c1 + 1 for (r0, _), (r1, c1) in merged if r0 <= line <= r1}
+
+
+def header_paths(header_rows: list[list[str]], columns: list[int],
+                 stops: Sequence[set[int]] | None = None) -> dict[int, tuple[str, ...]]:
     """Column path per value column; a spanning cell is carried right until the next cell at its level or
     above starts, since spreadsheets store a merged cell's text only in its first column. In a line where
     names repeat ("2009-10 | Footnotes | Survey type | 2010-11 | Footnotes | Survey type"), each repeated
-    name is qualified by the nearest name left of it that the line holds fewer times (its group's anchor)."""
+    name is qualified by the nearest name left of it that the line holds fewer times (its group's anchor).
+    ``stops``: per header row, columns where a carried cell ends (``merge_ends``)."""
     paths: dict[int, list[str]] = {j: [] for j in columns}
     boundaries: set[int] = set()
-    for row in header_rows:
+    for k, row in enumerate(header_rows):
+        ends = stops[k] if stops else set()
         cleaned = {j: clean_label(row[j]) if j < len(row) else "" for j in columns}
         counts = Counter(c for c in cleaned.values() if c)
         # a repeated name needs an anchor only where the lines above do not tell its columns apart already
@@ -304,7 +314,7 @@ def header_paths(header_rows: list[list[str]], columns: list[int]) -> dict[int, 
                 left.append(cell)
                 carried = cell
                 new_bounds.add(j)
-            elif j in boundaries:
+            elif j in boundaries or j in ends:
                 carried = ""
             if carried and (not paths[j] or paths[j][-1] != carried):
                 paths[j].append(carried)

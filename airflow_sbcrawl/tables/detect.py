@@ -18,6 +18,7 @@ from .body import (
     key_warnings,
     label_columns,
     legend_zero_markers,
+    merge_ends,
     observations,
     unit_of,
 )
@@ -144,7 +145,7 @@ def build_table(
     body = [i for i in lines if local[i] in BODY]
     columns = label_columns(text, body, path_idx, lo, hi, cells, kinds, values)
     header_rows = expand_merged(rows, merged, set(path_idx))
-    paths = header_paths([header_rows[i] for i in path_idx], columns.values)
+    paths = header_paths([header_rows[i] for i in path_idx], columns.values, [merge_ends(merged, i) for i in path_idx])
     attributes: dict[int, dict[str, str]] = {}
     for i in attribute_idx:
         key = text[i][lo].rstrip(":").strip()
