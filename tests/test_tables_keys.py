@@ -120,25 +120,9 @@ def test_repeated_column_names_are_told_apart_by_their_group():
     assert max(_keys(table).values()) == 1
 
 
-UN_HEADER = "Region/Country/Area,,Year,Series,Value,Footnotes,Source"
-UN_SOURCE = '"United Nations Population Division, New York, World Population Prospects: The 2022 Revision."'
-
-
-def un_long_format(n_areas: int) -> bytes:
-    """A UN Statistical Yearbook table in long form: code, name, year, series, value, footnotes, source."""
-    lines = ["T02,\"Population, density and surface area\",,,,,", UN_HEADER]
-    series = ("Population mid-year estimates (millions)", "Population mid-year estimates for males (millions)",
-              "Sex ratio (males per 100 females)", "Population density")
-    for a in range(n_areas):
-        for year in ("2010", "2015", "2020", "2022"):
-            for k, name in enumerate(series):
-                value = f'"{1000 + a * 7 + k:,}.{a % 10}{k}"' if k < 2 else f"{95 + a % 9}.{k}"
-                note = "Projected estimate (medium fertility variant)." if year == "2022" else ""
-                lines.append(f'{4 + a},"Area {a}, part of region",{year},{name},{value},{note},{UN_SOURCE}')
-    return ("\n".join(lines) + "\n").encode()
-
-
 def test_a_long_format_table_is_read_by_its_value_column_with_few_header_lines():
+    from sbcrawl_dev.bench.tables_hostile import un_long_format
+
     (table,) = detect_file(un_long_format(60), name="SYB65_1_Population.csv").tables
     # one per line (the last may read as a note): codes, years, notes and sources are no values
     assert 60 * 4 * 4 - 1 <= len(table.observations) <= 60 * 4 * 4

@@ -234,8 +234,8 @@ def _long_format(names: dict[int, str], used: np.ndarray, texts: np.ndarray, lo:
 def _identifies(text: list[list[str]], body: list[int], j: int, values: np.ndarray, name: str,
                 first_text: int | None) -> bool:
     """Whether a column of numbers identifies rows rather than measuring them: years (a few lines of text
-    among them, "Percent change", allowed), codes with a leading zero, row numbers, whole-number codes left
-    of the labels they code, or whole numbers under a header naming an identifier ("Code", "Rank", "Year")."""
+    among them, "Percent change", allowed), codes with a leading zero, row numbers and whole-number codes
+    left of the labels, or whole numbers under a header naming an identifier ("Code", "Rank", "Year")."""
     cells = [text[i][j] for i in body if text[i][j]]
     years = [c for c in cells if _YEAR.match(c)]
     if years and all(_YEAR.match(c) or not any(ch.isdigit() for ch in c) for c in cells):
@@ -249,10 +249,11 @@ def _identifies(text: list[list[str]], body: list[int], j: int, values: np.ndarr
         return False
     if any(_CODE.match(c) for c in figures):
         return True
-    if len(col) >= 3 and (np.diff(col) == 1).mean() >= 0.9:
-        return True  # 1, 2, 3...: row numbers
-    if first_text is not None and j < first_text:
-        return True  # a code left of the names it codes
+    if first_text is None or j < first_text:
+        if len(col) >= 3 and (np.diff(col) == 1).mean() >= 0.9:
+            return True  # 1, 2, 3... before the labels: row numbers
+        if first_text is not None:
+            return True  # a code left of the names it codes
     return bool(_ID_HEADER.search(name))
 
 
@@ -451,7 +452,11 @@ def _row_labels(stub_rows: list[list[str] | None], line_groups: list[tuple[str, 
     """Each body line's labels: its groups, then its label cells, carried down where written once a block
     (and qualified by their parent line when ``qualify``, see ``observations``)."""
     n = len(columns.labels)
-    carried = [not columns.long_format and k < n - 1 for k in range(n)]
+    rows = [r for r in stub_rows if r is not None]
+    # Columns written once per block have blanks under their value; a column filled on every line (row
+    # numbers, years) is no block, and its changes carry nothing away
+    sparse = [not columns.long_format and k < n - 1 and any(not r[k] and any(r[k + 1 :]) for r in rows)
+              for k in range(n)]
     stubs: list[tuple[str, ...]] = []
     last = [""] * n
     for row in stub_rows:
@@ -460,11 +465,14 @@ def _row_labels(stub_rows: list[list[str] | None], line_groups: list[tuple[str, 
             continue
         filled = list(row)
         for m in range(n):
+            if not sparse[m]:
+                continue
             if filled[m]:
+                if filled[m] != last[m]:
+                    for below in range(m + 1, n):  # a new block: what hung under the old one stops
+                        last[below] = ""
                 last[m] = filled[m]
-                for below in range(m + 1, n):
-                    last[below] = ""
-            elif carried[m] and last[m] and any(filled[m + 1 :]):
+            elif last[m] and any(filled[m + 1 :]):
                 filled[m] = last[m]
         stubs.append(tuple(x for x in filled if x))
     labels = [g + s for g, s in zip(line_groups, stubs, strict=True)]

@@ -142,10 +142,33 @@ def write_hidden_ranges(folder: Path) -> list[Path]:
     return files
 
 
+_UN_SOURCE = '"United Nations Population Division, New York, World Population Prospects: The 2022 Revision."'
+_UN_SERIES = ("Population mid-year estimates (millions)", "Population mid-year estimates for males (millions)",
+              "Sex ratio (males per 100 females)", "Population density")
+
+
+def un_long_format(n_areas: int) -> bytes:
+    """A UN Statistical Yearbook table in long form, as data.un.org publishes it: a title line, then code,
+    area, year, series, value, footnotes and source on every line (16 lines per area)."""
+    lines = ['T02,"Population, density and surface area",,,,,',
+             "Region/Country/Area,,Year,Series,Value,Footnotes,Source"]
+    for a in range(n_areas):
+        for year in ("2010", "2015", "2020", "2022"):
+            for k, name in enumerate(_UN_SERIES):
+                value = f'"{1000 + a * 7 + k:,}.{a % 10}{k}"' if k < 2 else f"{95 + a % 9}.{k}"
+                note = "Projected estimate (medium fertility variant)." if year == "2022" else ""
+                lines.append(f'{4 + a},"Area {a}, part of region",{year},{name},{value},{note},{_UN_SOURCE}')
+    return ("\n".join(lines) + "\n").encode()
+
+
 def write_files(folder: Path) -> list[Path]:
-    """The hostile files of issue 9, items 10-11, and of issue 21, item 1."""
+    """The hostile files of issue 9, items 10-11, and of issue 21, item 1; and a 2.4 MB long-format CSV
+    (issue 20: one such UN file took 3.9 GB and gave header paths of 12,197 entries)."""
     folder.mkdir(parents=True, exist_ok=True)
     files = write_hidden_ranges(folder)
+    long_format = folder / "un-long-format-2.4MB.csv"
+    long_format.write_bytes(un_long_format(800))
+    files.append(long_format)
     corners = folder / "corners-A1-XFD1048576.xlsx"
     _write_xlsx(corners, 0, 0, corners=True)
     files.append(corners)
