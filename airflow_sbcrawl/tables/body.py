@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from itertools import repeat
+from operator import itemgetter
 
 import numpy as np
 
@@ -60,6 +62,7 @@ _UNIT_PHRASE = re.compile(rf"\b(?:in|en|unit:|einheit:)\s+((?:1[ .,]?000 |[\d ,.
 # A legend line that defines a marker as zero: '"-" = nichts vorhanden', "– Nil", "- represents zero"
 _ZERO_WORDS = r"(nichts vorhanden|nil|zero|null|nul|néant|cero|nada|magnitude zero|none|0\b)"
 _LEGEND_HINT = re.compile(_ZERO_WORDS, re.I)
+_LEGEND_START = frozenset("\"'„“‘-–—")
 _LEGEND_SPLIT = re.compile(r"[;,]\s*|\s{2,}|\t")
 _LEGEND_ZERO = re.compile(
     rf"""^\W{{0,3}}(?:[^:"'„“‘\-–—]{{0,30}}:\s*)?["'„“‘]?(-{{2,3}}|[-–—])["'“”’]?\s*"""  # "Symbols: '-'"
@@ -68,6 +71,7 @@ _LEGEND_ZERO = re.compile(
 )
 
 
+@lru_cache(maxsize=1 << 16)  # labels repeat across lines, tables and sheets of a batch
 def clean_label(text: str) -> str:
     """Labels lose their footnote marks, dot leaders and inner runs of spaces ("Supply,      total   \\1")."""
     last = text.rstrip()[-1:]
@@ -78,13 +82,14 @@ def clean_label(text: str) -> str:
     return " ".join(text.split())
 
 
-def legend_zero_markers(text_rows: Sequence[Sequence[str]]) -> frozenset[str]:
+def legend_zero_markers(first_cells: Iterable[str]) -> frozenset[str]:
     """Markers the sheet's own legend defines as zero ('"-" = nichts vorhanden', "– nil", "Symbols: .. not
-    available; - zero"), read from the first cell of each line (where legends are written)."""
+    available; - zero"), read from the first cell of each line (``first_cells``: where legends are written)."""
     found = set()
-    for row in text_rows:
-        first = next((c for c in row if c), "")
-        if not first or len(first) > 300 or not _LEGEND_HINT.search(first):
+    for first in first_cells:
+        if not first or len(first) > 300 or (first[0] not in _LEGEND_START and ":" not in first[:40]):
+            continue  # a legend line starts with its marker, or with a word such as "Symbols:"
+        if not _LEGEND_HINT.search(first):
             continue
         for part in _LEGEND_SPLIT.split(first):
             m = _LEGEND_ZERO.match(part.strip())
@@ -117,17 +122,23 @@ def _kind_class(kinds: np.ndarray, values: np.ndarray) -> np.ndarray:
 def body_like(lines: list[int], body: list[int], kinds: np.ndarray, values: np.ndarray, lo: int, hi: int) -> set[int]:
     """The ``lines`` whose every cell is of the kind its column keeps in the ``body`` (at least three cells,
     one of them a number where the body has numbers): rows of the body the classifier took for a header."""
-    if not lines or len(body) < 2:
+    if len(body) < 2:
         return set()
-    klass = _kind_class(kinds[:, lo : hi + 1], values[:, lo : hi + 1])
-    in_body = klass[body]
+    # a body line has three cells, one a number that is not a year (a header's years look like numbers)
+    with np.errstate(invalid="ignore"):
+        rows = values[lines, lo : hi + 1]
+        figures = np.isfinite(rows) & ~((rows == np.round(rows)) & (rows >= 1500) & (rows <= 2100))
+    keep = figures.any(axis=1) & (np.count_nonzero(kinds[lines, lo : hi + 1], axis=1) >= 3)
+    lines = [i for i, k in zip(lines, keep.tolist(), strict=True) if k]
+    if not lines:
+        return set()
+    in_body = _kind_class(kinds[body, lo : hi + 1], values[body, lo : hi + 1])
     dominant = np.zeros(in_body.shape[1], dtype=np.int8)
     for k in (1, 2, 3):
         share = (in_body == k).sum(axis=0) / np.maximum((in_body != 0).sum(axis=0), 1)
         dominant[share >= 0.7] = k
     out = set()
-    for i in lines:
-        row = klass[i]
+    for i, row in zip(lines, _kind_class(kinds[lines, lo : hi + 1], values[lines, lo : hi + 1]), strict=True):
         filled = np.flatnonzero(row != 0)
         if len(filled) < 3 or (dominant[filled] == 0).any():
             continue
@@ -174,33 +185,43 @@ def label_columns(
     block = kinds[body, lo : hi + 1]
     used = (block != EMPTY).sum(axis=0)
     texts = (block == TEXT).sum(axis=0)
-    # A bare footnote mark is a number or a label as its parse says, and digits that read as no number
-    # ("212, 213", a list of codes) are a label: rare, read one by one
-    for k, j in zip(*np.nonzero((block == MARK) | (block == MARKER)), strict=True):
-        if cells.parse(text[body[k]][lo + j]).status in ("text", "unreadable"):
-            texts[j] += 1
-    last_names = {j: _column_header(text, header_rows[-1:], j) for j in range(lo, hi + 1)}
-    long = _long_format(last_names, used, texts, lo, hi)
+    counted: dict[int, int] = {}
+
+    def n_text(j: int) -> int:
+        """Cells of words in column ``j``: TEXT cells, and the bare footnote marks and digits that read as
+        no number ("212, 213", a list of codes) among its other cells: rare, read one by one, per column
+        asked (the scan for labels stops at the first column of values)."""
+        if j not in counted:
+            odd = np.flatnonzero((block[:, j - lo] == MARK) | (block[:, j - lo] == MARKER))
+            counted[j] = int(texts[j - lo]) + sum(
+                cells.parse(text[body[k]][j]).status in ("text", "unreadable") for k in odd.tolist())
+        return counted[j]
+
+    names_row = text[header_rows[-1]] if header_rows else []
+    last_names = {j: names_row[j] for j in range(lo, min(hi + 1, len(names_row))) if names_row[j]}
+    long = _long_format(last_names, used, n_text, lo, hi) if any(
+        map(_VALUE_HEADER.match, last_names.values())) else None
     if long is not None:
         return long
     labels: list[int] = []
     skipped: set[int] = set()
-    first_text = next((j for j in range(lo, hi + 1) if used[j - lo] and texts[j - lo] * 2 > used[j - lo]), None)
+    first_text = next((j for j in range(lo, hi + 1) if used[j - lo] and n_text(j) * 2 > used[j - lo]), None)
     start = hi + 1
     for j in range(lo, hi + 1):
-        n_used, n_text = int(used[j - lo]), int(texts[j - lo])
+        n_used = int(used[j - lo])
         if not n_used:
             continue  # an empty spacer column inside the stub
         if labels and _leader_column(text, body, j):
             skipped.add(j)  # the last points of dot leaders, in a column of their own
             continue
-        if n_text * 2 > n_used or _identifies(text, body, j, values, _column_header(text, header_rows, j), first_text):
+        if n_text(j) * 2 > n_used or _identifies(text, body, j, values, _column_header(text, header_rows, j),
+                                                 first_text):
             labels.append(j)
             continue
         start = j
         break
     start = min(start, labels[-1] + 1 if labels else lo)
-    skipped |= {j for j in range(start, hi + 1) if _SKIP_HEADER.match(last_names[j].strip(" :"))}
+    skipped |= {j for j, name in last_names.items() if j >= start and _SKIP_HEADER.match(name.strip(" :"))}
     value_cols = [j for j in range(start, hi + 1) if j not in skipped]
     return Columns(labels, value_cols, [], False)
 
@@ -210,17 +231,17 @@ def _leader_column(text: list[list[str]], body: list[int], j: int) -> bool:
     return all(not text[i][j] or set(text[i][j]) <= {".", " ", "…"} for i in body)
 
 
-def _long_format(names: dict[int, str], used: np.ndarray, texts: np.ndarray, lo: int, hi: int) -> Columns | None:
+def _long_format(names: dict[int, str], used: np.ndarray, n_text, lo: int, hi: int) -> Columns | None:
     """The columns of a long-format table, when one column is named as its values and holds numbers."""
     value_cols = [j for j, name in names.items() if _VALUE_HEADER.match(name.strip()) and used[j - lo]
-                  and texts[j - lo] * 5 < used[j - lo]]
+                  and n_text(j) * 5 < used[j - lo]]
     others = [j for j in range(lo, hi + 1) if used[j - lo] and j not in value_cols]
     if len(value_cols) != 1 or len(others) < 2:
         return None
     named = {name.strip().lower() for name in names.values()}
     labels, unit_cols = [], []
     for j in others:
-        name = names[j].strip()
+        name = names.get(j, "").strip()
         if _UNIT_HEADER.match(name):
             unit_cols.append(j)
         elif _SKIP_HEADER.match(name) or (name.lower().endswith("_id") and any(
@@ -326,10 +347,15 @@ def header_paths(header_rows: list[list[str]], columns: list[int],
 # -- units --------------------------------------------------------------------------------------------------
 
 
+def _may_name_unit(label: str) -> bool:
+    """Whether ``unit_of`` can find a unit in the label: every unit it finds follows one of these."""
+    return "(" in label or "in " in label or "In " in label or ":" in label
+
+
 def unit_of(*labels: str) -> str:
     """The unit named at the end of the first label that names one ("Population (millions)" -> "millions")."""
     for label in labels:
-        if not label:
+        if not label or not _may_name_unit(label):
             continue
         m = _UNIT_IN_PARENS.search(label) or _UNIT_PHRASE.search(label)
         if m:
@@ -393,8 +419,9 @@ def observations(
         body.append(i)
         line_groups.append(tuple(g for _, g in groups))
         # a stub cell of punctuation only (a dot leader's last point in a column of its own) labels nothing
-        stub = (clean_label(text[i][j]) for j in columns.labels)
-        stub_rows.append(["" if _PUNCTUATION.match(x) else x for x in stub])
+        row = text[i]
+        stub = [clean_label(row[j]) if row[j] else "" for j in columns.labels]
+        stub_rows.append(["" if x and _PUNCTUATION.match(x) else x for x in stub])
         line_classes.append(cls)
     if not body or not columns.values:
         return []
@@ -404,7 +431,12 @@ def observations(
     k_idx, j_idx = np.nonzero(kinds != EMPTY)  # row-major: the order of a loop over lines, then columns
     k_list, j_list = k_idx.tolist(), j_idx.tolist()
     cols = value_cols.tolist()
-    raws = [text[i][cols[j]] for i, j in zip(np.asarray(body)[k_idx].tolist(), j_list, strict=True)]
+    if cols[-1] - cols[0] == len(cols) - 1:  # contiguous: slices of the rows, as C copies them
+        a, b = cols[0], cols[-1] + 1
+        raws = [c for i in body for c in text[i][a:b] if c]  # the same cells, in the same order
+    else:
+        pick = itemgetter(*cols) if len(cols) > 1 else (lambda row: (row[cols[0]],))
+        raws = [c for i in body for c in pick(text[i]) if c]
     value_list: list[float | None] = values[k_idx, j_idx].tolist()
     statuses = ["ok"] * len(raws)
     keep = None
@@ -424,11 +456,19 @@ def observations(
         value_list[n], statuses[n] = parsed.value, parsed.status
     col_paths = [paths.get(j, ()) for j in cols]
     col_units = [(units or {}).get(j, "") for j in cols]
-    if line_units is not None and not all(col_units):
-        by_line = [line_units[i] for i in body]
+    by_line: list[str] = []
+    if not all(col_units):
+        if line_units is not None:  # given per line (a long-format table's unit columns)
+            by_line = [line_units[i] for i in body]
+        else:  # named in a line's labels ("Gross domestic product (billions of dollars)")
+            by_line = [unit_of(*reversed(stub)) if _may_name_unit("\x1f".join(stub)) else ""
+                       for stub in (r for r in stub_rows if r is not None)]
+    if any(by_line):
         unit_list = [col_units[j] or by_line[k] for k, j in zip(k_list, j_list, strict=True)]
-    else:
+    elif any(col_units):
         unit_list = list(map(col_units.__getitem__, j_list))
+    else:
+        unit_list = repeat("", len(raws))
     fields = zip(
         np.asarray(body)[k_idx].tolist(),
         (value_cols[j_idx] + col_offset).tolist(),
@@ -441,10 +481,26 @@ def observations(
         unit_list,
         strict=True,
     )
-    out = list(map(tuple.__new__, repeat(Observation), fields))
+    out = Body(map(tuple.__new__, repeat(Observation), fields))
     if keep is not None:
-        out = [o for n, o in enumerate(out) if n in keep]
+        out = Body(o for n, o in enumerate(out) if n in keep)
+    # Lines with labels of their own and columns with paths of their own make every key unique: known
+    # without hashing each observation's key
+    out.unique = _known_unique(body_labels, col_paths, kinds != EMPTY)
     return out
+
+
+def _known_unique(labels: list[tuple[str, ...]], paths: list[tuple[str, ...]], filled: np.ndarray) -> bool:
+    """Whether every key is unique, known from the lines and columns alone: lines with labels of their own,
+    and columns that share a path never filled on one line (an unnamed spacer beside its neighbour)."""
+    if len(set(labels)) != len(labels):
+        return False
+    if len(set(paths)) == len(paths):
+        return True
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for j, path in enumerate(paths):
+        groups.setdefault(path, []).append(j)
+    return not any((filled[:, js].sum(axis=1) > 1).any() for js in groups.values() if len(js) > 1)
 
 
 def _row_labels(stub_rows: list[list[str] | None], line_groups: list[tuple[str, ...]], columns: Columns,
@@ -496,14 +552,25 @@ def _group_style(text: str) -> str:
     return f"indent{len(text) - len(text.lstrip())}"
 
 
+class Body(list):
+    """A table's observations, and whether their keys are known to be unique (``observations`` knows it
+    from its lines' labels and its columns' paths)."""
+
+    unique = False
+
+
 def duplicates(obs: list[Observation]) -> int:
     """How many observations share their key with another one of the table."""
+    if getattr(obs, "unique", False):
+        return 0
     keys = Counter((o.row_labels, o.column_path) for o in obs)
     return sum(c for c in keys.values() if c > 1)
 
 
 def key_warnings(obs: list[Observation]) -> list[str]:
     """Why the table's keys do not tell its observations apart, or nothing when every key is unique."""
+    if getattr(obs, "unique", False):
+        return []
     keys = Counter((o.row_labels, o.column_path) for o in obs)
     shared = {k: c for k, c in keys.items() if c > 1}
     if not shared:

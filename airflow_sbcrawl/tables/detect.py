@@ -11,6 +11,7 @@ import numpy as np
 from .body import (
     _FOOTNOTE_MARK,
     _LEADER,
+    Body,
     body_like,
     duplicates,
     expand_merged,
@@ -169,7 +170,9 @@ def build_table(
         found = total_columns(values[np.ix_(body, columns.values)])
         totals = {columns.values[k] + col_offset for k in found}
         if totals:
-            obs = [o._replace(line_class="derived") if o.col in totals else o for o in obs]
+            unique = getattr(obs, "unique", False)
+            obs = Body(o._replace(line_class="derived") if o.col in totals else o for o in obs)
+            obs.unique = unique
     notes = [" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "notes"]
     conf = float(proba[used].max(axis=1).mean()) if used else 0.0
     return DetectedTable(
@@ -272,15 +275,15 @@ def _units(columns, paths: dict[int, tuple[str, ...]], attributes: dict[int, dic
     return units
 
 
-def _line_units(text: list[list[str]], columns) -> dict[int, str]:
-    """The unit of each body line, when a column gives it (long format: UOM, with its SCALAR_FACTOR) or the
-    line's labels name one ("Population (millions)")."""
+def _line_units(text: list[list[str]], columns) -> dict[int, str] | None:
+    """The unit of each body line, when columns give it (long format: UOM, with its SCALAR_FACTOR); None for
+    other tables, whose lines' labels may name one (``observations`` reads those)."""
+    if not columns.unit_cols:
+        return None
 
     def unit(i: int) -> str:
-        if columns.unit_cols:
-            parts = [text[i][j] for j in columns.unit_cols if text[i][j] and text[i][j].lower() != "units"]
-            return " ".join(reversed(parts))
-        return unit_of(*(text[i][j] for j in reversed(columns.labels)))
+        parts = [text[i][j] for j in columns.unit_cols if text[i][j] and text[i][j].lower() != "units"]
+        return " ".join(reversed(parts))
 
     return _LazyUnits(unit)
 
@@ -335,7 +338,9 @@ def classify_and_detect(
     if not provenance.detector_version:
         provenance = replace(provenance, detector_version=DETECTOR_VERSION)
     blocks = column_blocks(kinds, values)
-    zero_markers = legend_zero_markers(cells.text)
+    filled = kinds != 0
+    first = filled.argmax(axis=1)
+    zero_markers = legend_zero_markers(cells.text[i][first[i]] for i in np.flatnonzero(filled.any(axis=1)).tolist())
     line_classes = ["empty"] * len(grid)
     tables: list[DetectedTable] = []
     for lo, hi in blocks:
