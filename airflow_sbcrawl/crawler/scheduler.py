@@ -61,6 +61,11 @@ class Scheduler:
         """Forget a parked link (the start page of a crawl that starts over)."""
         self._parked = [i for i in self._parked if i != link_id]
 
+    def waiting(self) -> list[int]:
+        """The links left to crawl: parked, held back by the plan, in the policy's frontier."""
+        held = self.plan.held() if self.plan is not None else []
+        return list(dict.fromkeys([*reversed(self._parked), *held, *self.policy.waiting()]))
+
     def claim(self, pages: Sequence[NewLink]) -> list[NewLink]:
         """New page links a page led to: the warm crawl's plan keeps those it visits itself (and those it
         holds back until it is done); returns the others, for the policy once the page's reward is known."""
@@ -71,8 +76,10 @@ class Scheduler:
         self.policy.add(links)
 
     def page_done(self, pages: int, targets: int) -> None:
-        """One more page done with: the early-stopping rule's tally."""
-        self.stopper.update(pages, targets, self.policy.promising())
+        """One more page done with: the early-stopping rule's tally. The warm crawl's revisits and checks are
+        progress (they settle what the site holds): a drought is counted once they are over."""
+        revisiting = self.plan is not None and not self.plan.over
+        self.stopper.update(pages, targets, revisiting or self.policy.promising())
 
     def ends_crawl(self) -> bool:
         """Whether early stopping ends the crawl now. A drought gets one look first, as soon as it is long
