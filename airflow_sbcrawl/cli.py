@@ -176,7 +176,9 @@ def format_summary(s) -> str:
     if s.changes:
         lines.append("  datasets           " + ", ".join(f"{k}: {v:,}" for k, v in s.changes.items()))
     if s.checks:
-        lines.append("  known datasets     " + ", ".join(f"{k}: {v:,}" for k, v in s.checks.items()))
+        c = s.checks
+        lines.append(f"  known datasets     verified: {c['verified']:,}, vouched: {c['vouched']:,}, estimated: "
+                     f"{c['estimated']:,} ({c['requests']:,} requests of revisits and checks)")
     if s.outcomes:
         lines.append("  responses          " + ", ".join(f"{k}: {v}" for k, v in sorted(s.outcomes.items())))
     return "\n".join(lines)

@@ -80,9 +80,11 @@ def bench_profile(profile: str, seed: int, budget: int, runs: int, parts: tuple[
 def format_line(r: dict) -> str:
     after = " ".join(f"{s['found']}" for s in r["runs"])
     left = [s.get("frontier_left") for s in r["runs"]]
+    plan = [(s.get("checks") or {}).get("requests", 0) for s in r["runs"]]
     k = len(r["runs"])
     return (f"{r['profile']:>6} seed {r['seed']}: {k} x {r['budget']} requests, datasets after each run {after} "
-            f"(frontier left {left}) | one cold run of {k * r['budget']}: {r['cold']['found']} | "
+            f"(frontier left {left}; revisits and checks {plan}) | "
+            f"one cold run of {k * r['budget']}: {r['cold']['found']} | "
             f"progress {r['progress']:.2f} | unchanged site: cold {r['full']['requests']} requests "
             f"({r['full']['found']} datasets), second run {r['second']['requests']} "
             f"(known datasets {r['second'].get('checks')}) | second/cold {r['second_ratio']:.2f}")

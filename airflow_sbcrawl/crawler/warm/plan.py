@@ -271,7 +271,8 @@ class RevisitPlan:
 
     def settled(self) -> dict[str, int]:
         """How the known datasets were settled: ``verified`` by a request, ``vouched`` for by a page as it
-        was, ``estimated`` unchanged by the change rate (neither)."""
+        was, ``estimated`` unchanged by the change rate (neither); and the ``requests`` the revisits and
+        checks took."""
         ids, status = self.links.ids, self.changes.status
         verified = vouched = 0
         for url in self.index.memory.datasets:
@@ -280,7 +281,7 @@ class RevisitPlan:
             elif ids.get(url) in self._covered:
                 vouched += 1
         return {"verified": verified, "vouched": vouched,
-                "estimated": len(self.index.memory.datasets) - verified - vouched}
+                "estimated": len(self.index.memory.datasets) - verified - vouched, "requests": self.spent}
 
     # -- what the crawl meets --------------------------------------------------------------------------
     def seed(self, start_id: int | None) -> None:
