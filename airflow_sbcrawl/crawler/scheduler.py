@@ -76,10 +76,8 @@ class Scheduler:
         self.policy.add(links)
 
     def page_done(self, pages: int, targets: int) -> None:
-        """One more page done with: the early-stopping rule's tally. The warm crawl's revisits and checks are
-        progress (they settle what the site holds): a drought is counted once they are over."""
-        revisiting = self.plan is not None and not self.plan.over
-        self.stopper.update(pages, targets, revisiting or self.policy.promising())
+        """One more page done with: the early-stopping rule's tally."""
+        self.stopper.update(pages, targets, self.policy.promising())
 
     def ends_crawl(self) -> bool:
         """Whether early stopping ends the crawl now. A drought gets one look first, as soon as it is long
@@ -90,6 +88,10 @@ class Scheduler:
         in fifty listed files, still hold datasets."""
         if not self.early_stopping or self._last_look:
             return False  # a look's links are still to be sent
+        if self.plan is not None and not self.plan.over:
+            # The warm crawl's revisits and checks settle what the site holds: never cut short. A drought
+            # (counted from the start: an unchanged site's revisits find nothing new) ends the crawl after.
+            return False
         if self.stopper.should_look and not self.stopper.looked():
             self.stopper.note_look()
             links = self.policy.last_look(LAST_LOOK)
