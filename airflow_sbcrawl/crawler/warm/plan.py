@@ -322,6 +322,7 @@ class RevisitPlan:
         # Every context on a page never seen is new: it tells of a change only on pages like those that
         # described known items (a catalogue page the last run did not reach, not a news article).
         telling = page_id is not None and (page_id in index.pages or index.placed_like_productive(page_id))
+        read_before = url_key(url) in index.read
         for link, hashes in contexts.items():
             link_id = ids.get(link)
             if link_id is None or not (link_id in known or link_id in index.pages):
@@ -335,7 +336,7 @@ class RevisitPlan:
                 changed = dates[link] > index.clock
             else:
                 continue  # nothing to compare with
-            if telling:
+            if telling and read_before:  # (a page never read shows every link in a new context)
                 self._compared += 1
                 self._changed += changed
             if changed and telling:
