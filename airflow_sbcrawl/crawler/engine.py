@@ -320,10 +320,10 @@ class Crawler:
 
     def _explore_frontier(self) -> None:
         """A warm run goes on exploring where the last runs stopped: the links they met and never fetched
-        (their budget ran out) join the link table and the policy, restored with its learned model, which
-        hands them out between the plan's revisits. Robots.txt is asked again: it may have changed."""
+        (their budget ran out) join the link table, and the policy, restored with its learned model, once the
+        plan's revisits and checks are over. Robots.txt is asked again: it may have changed."""
         memory = self.changes.memory
-        if memory is None or not memory.frontier:
+        if memory is None or not memory.frontier or self.scheduler.plan is None:
             return
         links, fresh = self.links, []
         for waiting in memory.frontier:
@@ -336,7 +336,7 @@ class Crawler:
             link_id = links.add(waiting.url, waiting.depth, parent, waiting.tag_path or None)
             links.predicted[link_id] = waiting.label
             fresh.append(NewLink(link_id, waiting.url, waiting.tag_path, "", waiting.depth))
-        self.scheduler.add(fresh)
+        self.scheduler.plan.defer(fresh)
         log.info("warm start: %d links of the last runs' frontier to explore", len(fresh))
 
     def _parts(self) -> dict[str, ckpt.Saved]:

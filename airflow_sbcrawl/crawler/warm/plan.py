@@ -100,6 +100,7 @@ class RevisitPlan:
         self._reading: set[int] = set()  # listing pages (and new pages) handed out, not read yet
         self._by_page: dict[str, list[int]] = {}  # page URL -> known datasets first found there
         self._held: list[NewLink] = []  # links the last runs met, held back from the policy (``claim``)
+        self._deferred: list[NewLink] = []  # the frontier the last runs left (``defer``)
         self._next_page: dict[int, int] = {}  # listing page read -> its next page (``_pass_on``)
         self._new_rows: dict[int, set[str]] = {}  # listing page read -> links in rows the last runs never met
         # (listing page, its next page, the rows it showed no more): credited to the next page once, though a
@@ -232,11 +233,21 @@ class RevisitPlan:
         """The new pages not handed out yet, and the links held back from the policy that the last runs did
         not read (those they read are estimated unchanged)."""
         new = [entry[3] for entry in self._heap if entry[0] == Tier.NEW and entry[3] not in self._done]
-        return [*new, *(link.id for link in self._held if url_key(link.url) not in self.index.read)]
+        return [*new, *(link.id for link in self._deferred),
+                *(link.id for link in self._held if url_key(link.url) not in self.index.read)]
+
+    def defer(self, links: list[NewLink]) -> None:
+        """The frontier the last runs left: explored once the revisits and checks are over, after what is
+        new (an old frontier of a site's calendar must not take the turns that new links would)."""
+        self._deferred.extend(links)
 
     def _release(self) -> None:
-        """The links held back go to the policy: the revisits and checks are over. As many as the change
-        rate calls for (those the last runs met and read, they led to no dataset): more as it rises."""
+        """The links held back go to the policy: the revisits and checks are over. The last runs' frontier
+        all of it; of the links they met again, as many as the change rate calls for (those the last runs
+        read led to no dataset): more as it rises."""
+        if self._deferred:
+            out, self._deferred = self._deferred, []
+            self._release_to(out)
         if not self._held:
             return
         wanted = self._quota(self._held_released + len(self._held)) - self._held_released
@@ -470,6 +481,7 @@ class RevisitPlan:
             "filed": self._filed, "done": sorted(self._done), "covered": sorted(self._covered),
             "by_page": self._by_page, "paths": sorted(self.index.paths),
             "held": [[k.id, k.url, k.tag_path, k.anchor, k.depth] for k in self._held],
+            "deferred": [[k.id, k.url, k.tag_path, k.anchor, k.depth] for k in self._deferred],
             "next_page": {str(k): v for k, v in self._next_page.items()},
             "new_rows": {str(k): sorted(v) for k, v in self._new_rows.items()},
             "moved": [[page, heir, rows] for page, heir, rows in self._moved],
@@ -490,6 +502,8 @@ class RevisitPlan:
         self.index.paths = set(state["paths"])  # those of the memory the run started from
         self._held = [NewLink(int(i), url, tag_path, anchor, int(depth))
                       for i, url, tag_path, anchor, depth in state["held"]]
+        self._deferred = [NewLink(int(i), url, tag_path, anchor, int(depth))
+                          for i, url, tag_path, anchor, depth in state.get("deferred", ())]
         self._next_page = {int(k): int(v) for k, v in state["next_page"].items()}
         self._new_rows = {int(k): set(v) for k, v in state["new_rows"].items()}
         self._moved = [(int(page), int(heir), [int(i) for i in rows]) for page, heir, rows in state["moved"]]
