@@ -163,7 +163,9 @@ def format_summary(s) -> str:
         f"  targets retrieved  {s.targets:,}",
         f"  requests           {s.requests:,} ({s.head_requests:,} HEAD)",
         f"  body bytes         {s.bytes:,}",
-        f"  pages crawled      {s.pages:,}; frontier left {s.frontier:,}; actions {s.actions:,}",
+        f"  pages crawled      {s.pages:,}; frontier left {s.frontier:,}"
+        + (" (kept: the next run goes on from there)" if s.frontier and "budget" in s.stop_reason else "")
+        + f"; actions {s.actions:,}",
         f"  time               {s.elapsed_s:.1f}s wall, {s.cpu_s:.1f}s CPU",
         f"  stored in          {s.sink}",
     ]
@@ -173,6 +175,10 @@ def format_summary(s) -> str:
         lines.append(f"  incremental, from the site memory of run {s.warm_from}")
     if s.changes:
         lines.append("  datasets           " + ", ".join(f"{k}: {v:,}" for k, v in s.changes.items()))
+    if s.checks:
+        c = s.checks
+        lines.append(f"  known datasets     verified: {c['verified']:,}, vouched: {c['vouched']:,}, estimated: "
+                     f"{c['estimated']:,} ({c['requests']:,} requests of revisits and checks)")
     if s.outcomes:
         lines.append("  responses          " + ", ".join(f"{k}: {v}" for k, v in sorted(s.outcomes.items())))
     return "\n".join(lines)

@@ -91,6 +91,14 @@ def _stop_section(summary: CrawlSummary) -> str:
     text = f"**{summary.stop_reason or 'unknown'}**"
     if summary.start_error:
         text += f"\n\nThe start page could not be used: {summary.start_error}"
+    if summary.frontier and "budget" in summary.stop_reason:
+        text += (f"\n\n{summary.frontier:,} links met were never fetched: they are kept in the site memory, and "
+                 "the next run of the site goes on exploring from there.")
+    if summary.checks:
+        checks = summary.checks
+        text += (f"\n\nKnown datasets: {checks.get('verified', 0):,} verified by a request, "
+                 f"{checks.get('vouched', 0):,} vouched for by a page read as before, "
+                 f"{checks.get('estimated', 0):,} estimated unchanged by the change rate the site has shown.")
     if summary.outcomes:
         rows = sorted(summary.outcomes.items(), key=lambda kv: -kv[1])
         text += "\n\nResponses by kind:\n\n" + _md_table(("response", "count"), [(k, f"{v:,}") for k, v in rows])

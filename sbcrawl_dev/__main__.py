@@ -34,6 +34,8 @@ BENCHES: dict[str, tuple[str, str]] = {
                       "the requests deterministic crawls send, in order: two trees compared after a refactoring"),
     "cost": ("sbcrawl_dev.bench.cost", "what the engine costs at scale: page path, frontier, long crawls"),
     "recrawl": ("sbcrawl_dev.bench.warm_vs_cold", "a warm (incremental) crawl against a cold one, a site changed"),
+    "progress": ("sbcrawl_dev.bench.progress",
+                 "successive budgeted crawls of a site against one long one; an unchanged site's second run"),
     "shared-budget": ("sbcrawl_dev.bench.bandit_vs_equal",
                       "one request budget over 4 sites, bandit against equal shares"),
     "throughput": ("sbcrawl_dev.bench.throughput", "requests per second and CPU per request, against Scrapy"),

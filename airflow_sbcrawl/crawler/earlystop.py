@@ -59,6 +59,9 @@ class EarlyStopping:
     def note_look(self) -> None:
         """The last look of this drought was taken."""
 
+    def prior(self, targets: int, pages: int) -> None:
+        """What the last runs found (see DroughtStop): the paper's rule judges by slopes of this run only."""
+
     def state(self) -> dict:
         """What a checkpoint keeps of the rule (``restore`` takes it back)."""
         return {"mean": self.mean, "low_streak": self.low_streak, "last_pages": self._last_pages,
@@ -106,9 +109,16 @@ class DroughtStop:
         self._pages = 0
         self._targets = 0
         self._looked_at = -1  # the drought (by the page of its last progress) that had its last look
+        self._prior = (0, 0)  # (targets, pages) of the last runs, for a warm run (``prior``)
 
     def looked(self) -> bool:
         return self._looked_at == self._pages_at_last_progress
+
+    def prior(self, targets: int, pages: int) -> None:
+        """What the last runs of the site found (``targets`` in ``pages`` read): a warm run's rate starts
+        from theirs. Without it a warm run of an unchanged site, which finds no new target, would have no
+        rate to judge a drought by, and would spend its budget on the traps the last run left waiting."""
+        self._prior = (targets, pages)
 
     def note_look(self) -> None:
         self._looked_at = self._pages_at_last_progress
@@ -122,12 +132,13 @@ class DroughtStop:
             self._pages_at_last_progress = pages
 
     def _rate_window(self) -> int:
-        if self._targets == 0:
+        prior_targets, prior_pages = self._prior
+        if self._targets + prior_targets == 0:
             # No history to judge by: a site whose datasets sit behind one hard-to-find page (a download
             # page linked from a few old posts) gives nothing for thousands of pages, then everything.
             # Only the budget ends such a crawl.
             return sys.maxsize
-        rate = self._targets / max(self._pages_at_last_target, 1)
+        rate = (self._targets + prior_targets) / max(self._pages_at_last_target + prior_pages, 1)
         return max(self.min_pages, int(self.expected / rate))
 
     def window(self) -> int:
@@ -152,7 +163,7 @@ class DroughtStop:
     def state(self) -> dict:
         return {"last_targets": self._last_targets, "pages_at_last_target": self._pages_at_last_target,
                 "pages_at_last_progress": self._pages_at_last_progress, "pages": self._pages,
-                "targets": self._targets, "looked_at": self._looked_at}
+                "targets": self._targets, "looked_at": self._looked_at, "prior": list(self._prior)}
 
     def restore(self, state: dict) -> None:
         self._last_targets = state["last_targets"]
@@ -161,6 +172,7 @@ class DroughtStop:
         self._pages = state["pages"]
         self._targets = state["targets"]
         self._looked_at = state.get("looked_at", -1)
+        self._prior = tuple(int(n) for n in state.get("prior", (0, 0)))
 
 
 def make_stopper(rule: str, config: CrawlConfig) -> EarlyStopping | DroughtStop:

@@ -41,6 +41,7 @@ from airflow_sbcrawl.crawler.labelling import LinkLabeller
 from airflow_sbcrawl.crawler.manifest import Manifest
 from airflow_sbcrawl.crawler.mimes import dataset_extensions
 from airflow_sbcrawl.crawler.policies import Policy, make_policy
+from airflow_sbcrawl.crawler.policies.base import NewLink
 from airflow_sbcrawl.crawler.reader import PageReader
 from airflow_sbcrawl.crawler.redirects import Redirects
 from airflow_sbcrawl.crawler.robots import RobotsRules, robots_txt_reader, start_allowed
@@ -173,12 +174,14 @@ class Crawler:
         return CrawlSummary(
             start_url=self.config.start_url, policy=self.config.policy, run_id=run.run_id, stop_reason=reason,
             pages=run.pages, targets=run.targets, requests=self.budget.requests, head_requests=run.head_requests,
-            bytes=self.budget.bytes, frontier=len(self.policy), actions=len(getattr(self.policy, "actions", ())),
+            bytes=self.budget.bytes, frontier=len(self.scheduler.waiting()),
+            actions=len(getattr(self.policy, "actions", ())),
             resumed_from=self.resumed_from, elapsed_s=round(time.monotonic() - self._started, 3),
             cpu_s=round(time.thread_time() - cpu0 + self.pool.cpu_seconds, 3), outcomes=dict(run.outcomes),
             classifier_confusion=dict(run.confusion), start_error=self.reader.start_error, sink=self.sink.describe(),
             warm_from=self._memory.run_id if self.scheduler.plan is not None and self._memory is not None else "",
-            changes=self.changes.counts())
+            changes=self.changes.counts(),
+            checks=self.scheduler.plan.settled() if self.scheduler.plan is not None else {})
 
     def progress(self) -> Progress:
         """The crawl's figures now (safe to call from ``on_progress``)."""
@@ -247,7 +250,8 @@ class Crawler:
         rows = [row for row in self.sink.read_rows() if row.get("run_id") == self.run_state.run_id]
         memory = build_memory(self._memory, self.observations, self.changes.status, rows, self.links,
                               config=self.config, run_id=self.run_state.run_id, policy=self.policy,
-                              classifier=self.classifier)
+                              classifier=self.classifier, frontier=self.scheduler.waiting(),
+                              tally=self.scheduler.plan.tally() if self.scheduler.plan is not None else None)
         log.info("site memory %d written to %s", site_memory.save(self.memory_store, memory),
                  self.memory_store.describe())
 
@@ -307,11 +311,33 @@ class Crawler:
             plan.restore(state, {})
         else:
             restore_model(memory, self.config, self.policy, self.classifier)
+            self.scheduler.stopper.prior(len(memory.datasets), len(memory.read_urls))
             plan = RevisitPlan.seeded(memory, self.links, self.changes, self.observations, allowance,
                                       self.scheduler.add, self.config.start_url)
             log.info("warm start from the memory of run %s: %d datasets, %d pages", memory.run_id,
                      len(self.changes.known), len(memory.pages))
         self.scheduler.plan = plan
+
+    def _explore_frontier(self) -> None:
+        """A warm run goes on exploring where the last runs stopped: the links they met and never fetched
+        (their budget ran out) join the link table, and the policy, restored with its learned model, once the
+        plan's revisits and checks are over. Robots.txt is asked again: it may have changed."""
+        memory = self.changes.memory
+        if memory is None or not memory.frontier or self.scheduler.plan is None:
+            return
+        links, fresh = self.links, []
+        for waiting in memory.frontier:
+            if waiting.url in links or waiting.url not in self.scope or not self.robots.allowed(waiting.url):
+                continue
+            parent = links.ids.get(waiting.parent, -1)
+            if parent < 0 and waiting.parent:
+                # (a page read by an earlier run: in the table so the new pages' chains reach the start)
+                parent = links.add(waiting.parent, max(0, waiting.depth - 1), -1, None)
+            link_id = links.add(waiting.url, waiting.depth, parent, waiting.tag_path or None)
+            links.predicted[link_id] = waiting.label
+            fresh.append(NewLink(link_id, waiting.url, waiting.tag_path, "", waiting.depth))
+        self.scheduler.plan.defer(fresh)
+        log.info("warm start: %d links of the last runs' frontier to explore", len(fresh))
 
     def _parts(self) -> dict[str, ckpt.Saved]:
         """What a checkpoint holds, by name: each part saves and restores its own state."""
@@ -408,6 +434,7 @@ class Crawler:
             if self.robots.unavailable(url):
                 self.scheduler.park(link_id)  # a passing failure: a resume (or a retry) starts here again
             return error
+        self._explore_frontier()
         job = self.reader.job(link_id, None)
         job.start = True
         self._awaiting += 1

@@ -6,7 +6,8 @@ the site and outlives runs: the learned model (the policy's and the URL classifi
 
 It is stored through the same ``StateStore`` interface as checkpoints, in a store of its own (a folder or
 prefix next to the run state): each generation is a numbered set of files, ``memory.json``,
-``model.npz``, ``datasets.jsonl.gz`` and ``pages.jsonl.gz``, followed by ``MANIFEST.json`` with their
+``model.npz``, ``datasets.jsonl.gz``, ``pages.jsonl.gz`` and ``frontier.jsonl.gz`` (the links a run met
+and never fetched; a memory written before it was kept has none), followed by ``MANIFEST.json`` with their
 sha256, so a torn write is detected and the previous generation used. JSON, numpy without pickle, gzip.
 """
 
@@ -29,6 +30,11 @@ log = logging.getLogger(__name__)
 FORMAT = "sbcrawl-site-memory"
 VERSION = 1
 FILES = ("memory.json", "model.npz", "datasets.jsonl.gz", "pages.jsonl.gz")
+# Files a generation may lack (written by an older version): read when its manifest lists them.
+OPTIONAL_FILES = ("frontier.jsonl.gz",)
+#: Links of the frontier a memory keeps at most (the first the run's policy would have handed out are not
+#: known: a policy's frontier is unordered), so that a site of millions of URLs keeps a bounded memory.
+MAX_FRONTIER = 500_000
 KEEP = 2
 
 
@@ -79,6 +85,19 @@ class KnownPage:
 
 
 @dataclass
+class FrontierLink:
+    """A link a run met and never fetched (its budget ran out first), as the policy knew it: where it was
+    found, its depth, the tag path of its ``<a>`` and what the URL classifier called it (``classify.HTML``
+    or ``classify.TARGET``; -1 when it was not asked)."""
+
+    url: str
+    parent: str = ""
+    depth: int = 0
+    tag_path: str = ""
+    label: int = -1
+
+
+@dataclass
 class SiteMemory:
     """What a finished run leaves for the next runs of the site: the datasets it knows, the pages that led to
     them, the URLs met, and the model learned (see ``warm.observations.build_memory``)."""
@@ -97,6 +116,11 @@ class SiteMemory:
     # not), and of the pages they read. Stored in model.npz as SEEN_ARRAYS (a memory without them knows none).
     seen_urls: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     read_urls: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    # The links the runs so far met and never fetched: where the next run goes on exploring.
+    frontier: list[FrontierLink] = field(default_factory=list)
+    # Per warm run, newest last: [known pages and datasets compared with the memory, of those changed]; the
+    # change rate the site has shown, which sizes the next runs' checks (``warm.plan``).
+    history: list[list[int]] = field(default_factory=list)
 
 
 SEEN_ARRAYS = ("seen.urls", "read.urls")
@@ -111,7 +135,8 @@ def encode(memory: SiteMemory) -> dict[str, bytes]:
     head = {"format": FORMAT, "version": VERSION, "start_url": memory.start_url, "run_id": memory.run_id,
             "written_at": memory.written_at or datetime.now(UTC).isoformat(timespec="seconds"),
             "runs": memory.runs, "model_config": memory.model_config, "model_state": memory.model_state,
-            "datasets": len(memory.datasets), "pages": len(memory.pages)}
+            "datasets": len(memory.datasets), "pages": len(memory.pages), "frontier": len(memory.frontier),
+            "history": memory.history}
     buf = io.BytesIO()
     seen = dict(zip(SEEN_ARRAYS, (memory.seen_urls.astype(np.uint64), memory.read_urls.astype(np.uint64)),
                     strict=True))
@@ -121,6 +146,7 @@ def encode(memory: SiteMemory) -> dict[str, bytes]:
         "model.npz": buf.getvalue(),
         "datasets.jsonl.gz": _jsonl([asdict(d) for d in memory.datasets.values()]),
         "pages.jsonl.gz": _jsonl([asdict(p) for p in memory.pages.values()]),
+        "frontier.jsonl.gz": _jsonl([asdict(link) for link in memory.frontier[:MAX_FRONTIER]]),
     }
     files["MANIFEST.json"] = json.dumps({n: hashlib.sha256(d).hexdigest() for n, d in files.items()}).encode()
     return files
@@ -140,6 +166,8 @@ def decode(files: dict[str, bytes]) -> SiteMemory:
         datasets={d.url: d for d in _read_jsonl(files["datasets.jsonl.gz"], KnownDataset)},
         pages={p.url: p for p in _read_jsonl(files["pages.jsonl.gz"], KnownPage)},
         seen_urls=seen, read_urls=read,
+        frontier=_read_jsonl(files["frontier.jsonl.gz"], FrontierLink) if "frontier.jsonl.gz" in files else [],
+        history=[[int(n) for n in run] for run in head.get("history", [])],
     )
 
 
@@ -157,7 +185,7 @@ def load(store: StateStore, start_url: str) -> SiteMemory | None:
     problems = []
     for seq in reversed(store.checkpoints()):
         try:
-            memory = decode(read_verified(store, seq, FILES))
+            memory = decode(read_verified(store, seq, FILES + _optional(store, seq)))
         except SiteMemoryError as exc:
             raise SiteMemoryError(f"site memory {seq} in {store.describe()}: {exc}") from exc
         except (CheckpointError, OSError, ValueError, KeyError, TypeError, EOFError, gzip.BadGzipFile) as exc:
@@ -170,6 +198,15 @@ def load(store: StateStore, start_url: str) -> SiteMemory | None:
     if problems:
         log.warning("no intact site memory in %s (%s): crawling cold", store.describe(), "; ".join(problems))
     return None
+
+
+def _optional(store: StateStore, seq: int) -> tuple[str, ...]:
+    """The optional files a generation's manifest lists (an unreadable manifest fails in ``read_verified``)."""
+    try:
+        manifest = json.loads(store.read(seq, "MANIFEST.json"))
+    except (OSError, KeyError, ValueError):
+        return ()
+    return tuple(name for name in OPTIONAL_FILES if isinstance(manifest, dict) and name in manifest)
 
 
 def _jsonl(rows: list[dict]) -> bytes:

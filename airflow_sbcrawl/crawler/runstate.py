@@ -131,7 +131,7 @@ class CrawlSummary:
     requests: int = 0
     head_requests: int = 0
     bytes: int = 0
-    frontier: int = 0
+    frontier: int = 0  # links left to crawl: kept in the site memory, where the next run goes on
     actions: int = 0
     resumed_from: int | None = None
     elapsed_s: float = 0.0
@@ -144,6 +144,9 @@ class CrawlSummary:
     # and new datasets turned out to be (new / changed / unchanged / gone).
     warm_from: str = ""
     changes: dict[str, int] = field(default_factory=dict)
+    # How the known datasets were settled: verified (a request), vouched (a page as it was), estimated (the
+    # change rate said unchanged, not asked); empty in a cold crawl.
+    checks: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)

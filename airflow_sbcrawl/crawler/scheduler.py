@@ -61,6 +61,11 @@ class Scheduler:
         """Forget a parked link (the start page of a crawl that starts over)."""
         self._parked = [i for i in self._parked if i != link_id]
 
+    def waiting(self) -> list[int]:
+        """The links left to crawl: parked, held back by the plan, in the policy's frontier."""
+        held = self.plan.held() if self.plan is not None else []
+        return list(dict.fromkeys([*reversed(self._parked), *held, *self.policy.waiting()]))
+
     def claim(self, pages: Sequence[NewLink]) -> list[NewLink]:
         """New page links a page led to: the warm crawl's plan keeps those it visits itself (and those it
         holds back until it is done); returns the others, for the policy once the page's reward is known."""
@@ -83,6 +88,10 @@ class Scheduler:
         in fifty listed files, still hold datasets."""
         if not self.early_stopping or self._last_look:
             return False  # a look's links are still to be sent
+        if self.plan is not None and not self.plan.over:
+            # The warm crawl's revisits and checks settle what the site holds: never cut short. A drought
+            # (counted from the start: an unchanged site's revisits find nothing new) ends the crawl after.
+            return False
         if self.stopper.should_look and not self.stopper.looked():
             self.stopper.note_look()
             links = self.policy.last_look(LAST_LOOK)

@@ -87,6 +87,11 @@ class Policy:
         """Links waiting in the frontier."""
         raise NotImplementedError
 
+    def waiting(self) -> list[int]:
+        """The links waiting in the frontier, left in it: what a run that ends leaves for the next run of the
+        site to explore. Policies that cannot list them give none (their next run starts from the revisits)."""
+        return []
+
     def state(self) -> dict:
         """What the policy learned and holds, as JSON-ready values (its big tables go in ``arrays``)."""
         return {}

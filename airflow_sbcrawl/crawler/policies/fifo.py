@@ -33,6 +33,9 @@ class FifoPolicy(Policy):
     def __len__(self) -> int:
         return len(self._queue)
 
+    def waiting(self) -> list[int]:
+        return list(self._queue)
+
     def arrays(self) -> dict[str, np.ndarray]:
         return {"queue": np.fromiter(self._queue, dtype=np.int64, count=len(self._queue))}
 
@@ -59,6 +62,9 @@ class RandomPolicy(Policy):
 
     def __len__(self) -> int:
         return len(self._bag)
+
+    def waiting(self) -> list[int]:
+        return self._bag.items.tolist()
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"bag": np.frombuffer(self._bag.items, dtype=np.int64).copy()}

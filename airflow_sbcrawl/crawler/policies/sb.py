@@ -89,6 +89,9 @@ class SleepingBanditPolicy(Policy):
     def __len__(self) -> int:
         return self._total
 
+    def waiting(self) -> list[int]:
+        return [link for bucket in self._buckets for link in bucket.items]
+
     def state(self) -> dict:
         return {"steps": self.bandit.steps, "examples": {str(k): v for k, v in self.examples.items()}}
 
@@ -405,6 +408,10 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
 
     def __len__(self) -> int:
         return self._total + sum(len(ids) for _, _, ids in self._revealed)
+
+    def waiting(self) -> list[int]:
+        queued = [q.to_arrays()[0] for q in self._queues]
+        return [*(int(i) for ids in queued for i in ids), *(i for _, _, ids in self._revealed for i in ids)]
 
     def state(self) -> dict:
         return {**super().state(), "rho": self.rho, "credited": self._credited,

@@ -17,7 +17,7 @@ import numpy as np
 from airflow_sbcrawl.crawler.classify import OracleClassifier, UrlClassifier
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.frontier import LinkTable
-from airflow_sbcrawl.crawler.memory import KnownDataset, KnownPage, SiteMemory, url_key
+from airflow_sbcrawl.crawler.memory import FrontierLink, KnownDataset, KnownPage, SiteMemory, url_key
 from airflow_sbcrawl.crawler.policies.base import Policy
 from airflow_sbcrawl.crawler.warm.contexts import PageLinks
 
@@ -28,6 +28,8 @@ MODEL_KEYS = ("policy", "ngram", "dim_log2", "hash_width", "hash_prime", "theta"
               "batch_size")
 # Contexts of a link kept per known page or dataset (the places it is listed, over the last runs).
 _MAX_CONTEXTS = 8
+# Warm runs whose tallies a memory keeps (the change rate the site has shown).
+HISTORY_RUNS = 8
 # Pages remembered per known page or dataset as the ones that link it.
 MAX_LISTERS = 4
 # A page that describes at least this many pages above known datasets is kept as a catalogue.
@@ -91,10 +93,12 @@ def restore_model(memory: SiteMemory, config: CrawlConfig, policy: Policy,
 
 def build_memory(previous: SiteMemory | None, seen: Observations, status: dict[str, str], rows: list[dict],
                  links: LinkTable, *, config: CrawlConfig, run_id: str, policy: Policy,
-                 classifier: UrlClassifier | OracleClassifier) -> SiteMemory:
+                 classifier: UrlClassifier | OracleClassifier, frontier: list[int] = (),
+                 tally: tuple[int, int] | None = None) -> SiteMemory:
     """The memory a run leaves: ``previous`` (the one it started from, or a cold run ignored) updated with
-    the run's manifest ``rows``, the datasets' ``status`` this run, what it ``seen`` of the pages, and the
-    model it learned."""
+    the run's manifest ``rows``, the datasets' ``status`` this run, what it ``seen`` of the pages, the
+    model it learned, the links it left unfetched (``frontier``, ids in ``links``) and, for a warm run, the
+    known items it compared with the memory and found changed (``tally``, for the memory's history)."""
     now = datetime.now(UTC).isoformat(timespec="seconds")
     old_datasets = previous.datasets if previous is not None else {}
     datasets = {url: d for url, d in old_datasets.items() if status.get(url) != "gone"}
@@ -128,7 +132,22 @@ def build_memory(previous: SiteMemory | None, seen: Observations, status: dict[s
         model_config={k: settings[k] for k in MODEL_KEYS},
         model_state={"policy": policy.state(), "classifier": classifier.state()},
         model_arrays=arrays, datasets=datasets, pages=_pages(previous, seen, links, datasets),
+        frontier=_frontier(frontier, links, datasets, rows), history=_history(previous, tally),
         **_seen_urls(previous, links))
+
+
+def _frontier(waiting: list[int], links: LinkTable, datasets: dict[str, KnownDataset],
+              rows: list[dict]) -> list[FrontierLink]:
+    """The links left unfetched, as the policy knew them (a dataset stored meanwhile is not one)."""
+    stored = {row["url"] for row in rows}
+    return [FrontierLink(url=url, parent=links.found_on(i), depth=links.depth[i], tag_path=links.tag_path(i),
+                         label=links.predicted[i])
+            for i in waiting if (url := links.urls[i]) not in datasets and url not in stored]
+
+
+def _history(previous: SiteMemory | None, tally: tuple[int, int] | None) -> list[list[int]]:
+    old = previous.history if previous is not None else []
+    return [*old, list(tally)][-HISTORY_RUNS:] if tally is not None else list(old[-HISTORY_RUNS:])
 
 
 def _prefixed(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:

@@ -16,11 +16,18 @@ yet), only urgent links and other listing pages go: its rows may vouch for the p
 (the rows of a long catalogue shift from page to page as datasets are added, so which ones a page shows
 is not known before it is read), and a request spent on one of those now would be a request wasted.
 Links the last runs met already are held back from the policy (``claim``) until the plan is done.
+
+Checks in proportion to change. What the memory says is unchanged and nothing vouched for this run (the
+leaves, the datasets checked "to be sure", the links the last runs read already) is not asked item by
+item: a sample is, sized by the change rate the site has shown (``change_rate``: its last runs and what
+this run saw so far of the known pages and datasets), and a sample that finds changes raises the rate and
+so widens the check. What is left unasked is *estimated* unchanged; ``settled`` says how much was verified.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Sequence
 from enum import IntEnum
 
@@ -40,6 +47,10 @@ RECRAWL_SHARE = 0.6
 #: The policy takes one turn on new links after this many revisits or checks.
 POLICY_EVERY = 6
 _FEEDS = frozenset({"application/rss+xml", "application/atom+xml"})
+#: The sample of what is checked "to be sure" is at least this many links...
+MIN_SAMPLE = 12
+#: ... and this many times the share the change rate predicts changed (all of them from 1 / WIDEN up).
+WIDEN = 10
 
 
 class Tier(IntEnum):
@@ -89,11 +100,19 @@ class RevisitPlan:
         self._reading: set[int] = set()  # listing pages (and new pages) handed out, not read yet
         self._by_page: dict[str, list[int]] = {}  # page URL -> known datasets first found there
         self._held: list[NewLink] = []  # links the last runs met, held back from the policy (``claim``)
+        self._deferred: list[NewLink] = []  # the frontier the last runs left (``defer``)
         self._next_page: dict[int, int] = {}  # listing page read -> its next page (``_pass_on``)
         self._new_rows: dict[int, set[str]] = {}  # listing page read -> links in rows the last runs never met
         # (listing page, its next page, the rows it showed no more): credited to the next page once, though a
         # page whose work a resume cut short is read again
         self._moved: list[tuple[int, int, list[int]]] = []
+        # What this run saw of the known part of the site: items compared with the memory, and those changed.
+        self._compared = self._changed = 0
+        self._sure_total = -1  # links to check "to be sure" when that part began (-1: not yet)
+        self._sure_spent = 0  # of those, handed out
+        self._held_released = 0  # links of ``_held`` released to the policy so far
+        self.over = False  # the revisits and checks are over (the allowance spent, or nothing left to ask)
+        self._known_status = (0, 0, 0)  # (len(changes.status) when counted, known answered, known changed)
 
     @classmethod
     def seeded(cls, memory: SiteMemory, links: LinkTable, changes: Changes, observations: Observations,
@@ -171,6 +190,7 @@ class RevisitPlan:
             self._reading.add(link)
             return link
         if self.spent >= self.allowance:
+            self.over = True
             self._release()
             return None
         self._turns += 1
@@ -180,11 +200,20 @@ class RevisitPlan:
         first = self._first(Tier.REVISIT if waiting else Tier.VOUCHED)
         if first is None:
             if not waiting:
+                self.over = True
                 self._release()
             return None
         tier, gain, link = first
         if waiting and tier is Tier.REVISIT and link not in self.index.lists:
             return None
+        if tier >= Tier.LEAF:
+            if self._sure_total < 0:
+                self._sure_total = sum(entry[0] >= Tier.LEAF and entry[3] not in self._done for entry in self._heap)
+            if self._sure_spent >= self._quota(self._sure_total):
+                self.over = True
+                self._release()  # the rest is estimated unchanged, unless the rate rises
+                return None
+            self._sure_spent += 1
         heapq.heappop(self._heap)
         if tier is Tier.REVISIT and gain == 1:
             single = [i for i in self.index.listing.get(link, ()) if i not in self._covered]
@@ -200,11 +229,70 @@ class RevisitPlan:
             self._reading.add(link)
         return link
 
+    def held(self) -> list[int]:
+        """The new pages not handed out yet, and the links held back from the policy that the last runs did
+        not read (those they read are estimated unchanged)."""
+        new = [entry[3] for entry in self._heap if entry[0] == Tier.NEW and entry[3] not in self._done]
+        return [*new, *(link.id for link in self._deferred),
+                *(link.id for link in self._held if url_key(link.url) not in self.index.read)]
+
+    def defer(self, links: list[NewLink]) -> None:
+        """The frontier the last runs left: explored once the revisits and checks are over, after what is
+        new (an old frontier of a site's calendar must not take the turns that new links would)."""
+        self._deferred.extend(links)
+
     def _release(self) -> None:
-        """The links held back go to the policy: the revisits and checks are over."""
-        if self._held:
-            self._release_to(self._held)
-            self._held = []
+        """The links held back go to the policy: the revisits and checks are over. The last runs' frontier
+        all of it; of the links they met again, as many as the change rate calls for (those the last runs
+        read led to no dataset): more as it rises."""
+        if self._deferred:
+            out, self._deferred = self._deferred, []
+            self._release_to(out)
+        if not self._held:
+            return
+        wanted = self._quota(self._held_released + len(self._held)) - self._held_released
+        if wanted > 0:
+            out, self._held = self._held[:wanted], self._held[wanted:]
+            self._held_released += len(out)
+            self._release_to(out)
+
+    # -- how much to check -----------------------------------------------------------------------------
+    def change_rate(self) -> float:
+        """The share of the known pages and datasets that changed, as the last runs (``history``) and this
+        run so far saw them: a row read differently, a new row in a listing, a known file changed or gone,
+        over those compared. With no evidence it is 1/2 (everything is checked)."""
+        compared, changed = self.tally()
+        for old_compared, old_changed in self.index.memory.history:
+            compared += old_compared
+            changed += old_changed
+        return (changed + 0.5) / (compared + 1)
+
+    def tally(self) -> tuple[int, int]:
+        """(known items compared, changed) this run: kept in the next memory's history."""
+        status = self.changes.status
+        if self._known_status[0] != len(status):
+            known = self.index.memory.datasets
+            answered = [s for url, s in status.items() if url in known]
+            self._known_status = (len(status), len(answered), sum(s in ("changed", "gone") for s in answered))
+        return self._compared + self._known_status[1], self._changed + self._known_status[2]
+
+    def _quota(self, total: int) -> int:
+        """How many of ``total`` links to check "to be sure", at the change rate now."""
+        return min(total, max(MIN_SAMPLE, math.ceil(total * min(1.0, WIDEN * self.change_rate()))))
+
+    def settled(self) -> dict[str, int]:
+        """How the known datasets were settled: ``verified`` by a request, ``vouched`` for by a page as it
+        was, ``estimated`` unchanged by the change rate (neither); and the ``requests`` the revisits and
+        checks took."""
+        ids, status = self.links.ids, self.changes.status
+        verified = vouched = 0
+        for url in self.index.memory.datasets:
+            if url in status:
+                verified += 1
+            elif ids.get(url) in self._covered:
+                vouched += 1
+        return {"verified": verified, "vouched": vouched,
+                "estimated": len(self.index.memory.datasets) - verified - vouched, "requests": self.spent}
 
     # -- what the crawl meets --------------------------------------------------------------------------
     def seed(self, start_id: int | None) -> None:
@@ -245,6 +333,7 @@ class RevisitPlan:
         # Every context on a page never seen is new: it tells of a change only on pages like those that
         # described known items (a catalogue page the last run did not reach, not a news article).
         telling = page_id is not None and (page_id in index.pages or index.placed_like_productive(page_id))
+        read_before = url_key(url) in index.read
         for link, hashes in contexts.items():
             link_id = ids.get(link)
             if link_id is None or not (link_id in known or link_id in index.pages):
@@ -258,6 +347,9 @@ class RevisitPlan:
                 changed = dates[link] > index.clock
             else:
                 continue  # nothing to compare with
+            if telling and read_before:  # (a page never read shows every link in a new context)
+                self._compared += 1
+                self._changed += changed
             if changed and telling:
                 self._cover(link_id, vouched=False)  # in a new context: checked or revisited below
             elif not changed and link in described:
@@ -288,6 +380,8 @@ class RevisitPlan:
                         and ids.get(link) not in index.pages and ids.get(link) not in known}
                 met = [i for link in rows if (i := ids.get(link)) is not None and i not in self._done
                        and self.links.predicted[i] != TARGET]  # a page's files are its own work's
+                self._compared += len(rows)
+                self._changed += len(rows)
                 if met:  # or now, if another page led to them first (a "featured" block on the home page)
                     for link_id in met:
                         self._file(Tier.NEW, 0, link_id)
@@ -313,6 +407,7 @@ class RevisitPlan:
         if (link_id := self.links.ids.get(url)) is not None:
             self._reading.discard(link_id)
             self._cover(link_id, vouched=True)
+            self._compared += 1
 
     def claim(self, pages: Sequence[NewLink]) -> list[NewLink]:
         """New links a page led to that sit where links to pages listing datasets sat, or in a row of a
@@ -386,9 +481,12 @@ class RevisitPlan:
             "filed": self._filed, "done": sorted(self._done), "covered": sorted(self._covered),
             "by_page": self._by_page, "paths": sorted(self.index.paths),
             "held": [[k.id, k.url, k.tag_path, k.anchor, k.depth] for k in self._held],
+            "deferred": [[k.id, k.url, k.tag_path, k.anchor, k.depth] for k in self._deferred],
             "next_page": {str(k): v for k, v in self._next_page.items()},
             "new_rows": {str(k): sorted(v) for k, v in self._new_rows.items()},
             "moved": [[page, heir, rows] for page, heir, rows in self._moved],
+            "evidence": [self._compared, self._changed], "sure": [self._sure_total, self._sure_spent],
+            "held_released": self._held_released,
         }
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -404,11 +502,17 @@ class RevisitPlan:
         self.index.paths = set(state["paths"])  # those of the memory the run started from
         self._held = [NewLink(int(i), url, tag_path, anchor, int(depth))
                       for i, url, tag_path, anchor, depth in state["held"]]
+        self._deferred = [NewLink(int(i), url, tag_path, anchor, int(depth))
+                          for i, url, tag_path, anchor, depth in state.get("deferred", ())]
         self._next_page = {int(k): int(v) for k, v in state["next_page"].items()}
         self._new_rows = {int(k): set(v) for k, v in state["new_rows"].items()}
         self._moved = [(int(page), int(heir), [int(i) for i in rows]) for page, heir, rows in state["moved"]]
         for _, heir, rows in self._moved:
             self._credit(heir, rows)
+        # (checkpoints from before the checks in proportion to change: no evidence, nothing sampled yet)
+        self._compared, self._changed = (int(x) for x in state.get("evidence", (0, 0)))
+        self._sure_total, self._sure_spent = (int(x) for x in state.get("sure", (-1, 0)))
+        self._held_released = int(state.get("held_released", 0))
 
 
 def state_from_v1(old: dict) -> dict:

@@ -1,0 +1,113 @@
+"""Scheduled crawls that make progress: a run cut short by its budget leaves its frontier in the site memory
+and the next run goes on from there; an unchanged site's next run checks a sample of what nothing vouched
+for, not every item. Against the simulator on 127.0.0.1, counting on the server's own log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from airflow_sbcrawl import cli
+from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
+from airflow_sbcrawl.crawler import memory as site_memory
+from airflow_sbcrawl.crawler.warm.plan import MIN_SAMPLE
+from sbcrawl_dev.sim import build_site
+
+FAST = {"delay": 0.0, "early_stopping": False, "checkpoint_every_pages": 25}
+
+
+def crawler(site, out: Path, max_requests: int, **options) -> Crawler:
+    config = CrawlConfig(site.start_url, **{**FAST, "max_requests": max_requests, **options})
+    return Crawler(config, LocalSink(out), LocalStateStore(out / "state"), memory=LocalStateStore(out / "memory"),
+                   tmp_dir=str(out))
+
+
+def found(site, out: Path) -> set[str]:
+    rows = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+    return {r["url"] for r in rows} & set(site.targets)
+
+
+def test_memory_frontier_round_trips_and_an_old_memory_still_loads(tmp_path):
+    store = LocalStateStore(tmp_path)
+    waiting = [site_memory.FrontierLink("http://www.stats.example/news?page=7", parent="http://www.stats.example/news",
+                                        depth=2, tag_path="html/body/nav/a", label=0),
+               site_memory.FrontierLink("http://www.stats.example/x", depth=1)]
+    memory = site_memory.SiteMemory(start_url="http://www.stats.example/", run_id="r1", frontier=waiting,
+                                    history=[[40, 2], [35, 0]])
+    site_memory.save(store, memory)
+    loaded = site_memory.load(store, memory.start_url)
+    assert loaded.frontier == waiting and loaded.history == [[40, 2], [35, 0]]
+    # A memory written before the frontier was kept: no such file, not in its manifest.
+    generation = tmp_path / "ckpt-00000001"
+    (generation / "frontier.jsonl.gz").unlink()
+    manifest = json.loads((generation / "MANIFEST.json").read_text())
+    del manifest["frontier.jsonl.gz"]
+    (generation / "MANIFEST.json").write_text(json.dumps(manifest))
+    old = site_memory.load(store, memory.start_url)
+    assert old is not None and old.run_id == "r1" and old.frontier == []
+    # but a frontier file its manifest lists must match its checksum: a torn one is not taken for empty
+    site_memory.save(store, memory)
+    (tmp_path / "ckpt-00000002" / "frontier.jsonl.gz").write_bytes(b"torn")
+    assert site_memory.load(store, memory.start_url).frontier == []  # generation 1, the intact one
+
+
+def test_successive_budgeted_runs_go_on_where_the_last_stopped(sim_server, sim_proxy_env, tmp_path):
+    server = sim_server(build_site("tiny"))
+    sim_proxy_env(server)
+    site, out = server.site, tmp_path / "runs"
+    first = crawler(site, out, 50).run()
+    assert first.stop_reason == "request budget spent" and first.frontier > 0
+    memory = site_memory.load(LocalStateStore(out / "memory"), site.start_url)
+    assert len(memory.frontier) == first.frontier
+    assert not {link.url for link in memory.frontier} & set(memory.datasets)
+    after = [found(site, out)]
+    requested_first = {e.url for e in server.log if e.method == "GET"}
+    server.reset_log()
+    second = crawler(site, out, 50).run()
+    after.append(found(site, out))
+    # the second run explored links the first met and never fetched
+    frontier_urls = {link.url for link in memory.frontier}
+    assert {e.url for e in server.log} & frontier_urls
+    assert second.changes["new"] > 0 and len(after[1]) > len(after[0])
+    # and downloaded no file of the first run again that a conditional GET could ask (a 304 each)
+    validated = {u for u in requested_first & set(site.targets)
+                 if {"ETag", "Last-Modified"} & set(site.response("HEAD", u, count=False).headers)}
+    assert not {e.url for e in server.log if e.status == 200} & validated
+    for _ in range(2):
+        crawler(site, out, 50).run()
+        after.append(found(site, out))
+    assert len(after[3]) > len(after[1])
+
+
+def test_an_unchanged_sites_next_run_checks_a_sample(sim_server, sim_proxy_env, tmp_path):
+    server = sim_server(build_site("tiny"))
+    sim_proxy_env(server)
+    site = server.site
+    # as scheduled crawls run: early stopping on (the site's calendar and facets never end)
+    first = crawler(site, tmp_path, 3 * site.url_count, early_stopping=True).run()
+    server.reset_log()
+    second = crawler(site, tmp_path, 3 * site.url_count, early_stopping=True).run()
+    assert second.warm_from == first.run_id
+    assert second.changes["new"] == second.changes["changed"] == second.changes["gone"] == 0
+    checks = second.checks
+    assert checks["verified"] + checks["vouched"] + checks["estimated"] == first.changes["new"]
+    asked = [e for e in server.log if e.url in site.targets]
+    assert checks["vouched"] > 0 and checks["verified"] == len(asked)
+    # no file a conditional GET could ask downloaded again (the feed has no validator), and a sample of the
+    # known files asked, not each
+    assert not [e.url for e in asked if e.status == 200
+                and {"ETag", "Last-Modified"} & set(site.response("HEAD", e.url, count=False).headers)]
+    assert len(asked) <= MIN_SAMPLE < first.changes["new"]
+    memory = site_memory.load(LocalStateStore(tmp_path / "memory"), site.start_url)
+    assert memory.history and memory.history[-1][0] > 0 and memory.history[-1][1] == 0
+
+
+def test_cli_says_how_much_of_the_frontier_is_left(tiny_server, sim_proxy_env, tmp_path, capsys):
+    sim_proxy_env(tiny_server)
+    base = ["crawl", tiny_server.site.start_url, "--out", str(tmp_path), "--delay", "0", "--quiet",
+            "--max-requests", "40"]
+    assert cli.main(base) == 0
+    out = capsys.readouterr().out
+    assert "request budget spent" in out and "(kept: the next run goes on from there)" in out
+    report = next(tmp_path.glob("**/*report*.md")).read_text()
+    assert "the next run of the site goes on exploring from there" in report
