@@ -11,7 +11,7 @@ from airflow_sbcrawl import __version__
 from airflow_sbcrawl.crawler.addresses import start_url_problem
 from airflow_sbcrawl.crawler.mimes import BLOCKED_EXTENSIONS, BLOCKED_MIME_PREFIXES, TARGET_MIME_TYPES
 from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, POLICIES, REGISTRY
-from airflow_sbcrawl.crawler.urls import InvalidURL, normalize
+from airflow_sbcrawl.crawler.urls import MAX_URL_LENGTH, InvalidURL, normalize
 
 DEFAULT_USER_AGENT = f"airflow-sbcrawl/{__version__} (+https://pypi.org/project/airflow-sbcrawl/)"
 
@@ -117,6 +117,8 @@ class CrawlConfig:
             self.start_url = normalize(self.start_url)
         except InvalidURL as exc:
             raise ConfigError(f"start_url: {exc}") from exc
+        if len(self.start_url) > MAX_URL_LENGTH:
+            raise ConfigError(f"start_url: longer than {MAX_URL_LENGTH} characters")
         if not self.allow_private_start and (problem := start_url_problem(self.start_url)):
             raise ConfigError(f"start_url: {problem}")
         positive_ints = ("max_requests", "max_bytes", "max_page_bytes", "max_target_bytes", "batch_size",

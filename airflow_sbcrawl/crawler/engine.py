@@ -127,7 +127,8 @@ class Crawler:
         self.manifest = Manifest(sink, self.links, self.run_state, self.changes)
         self.reader = PageReader(config, self.links, self.scope, self.robots, self.policy, self.labeller,
                                  self.scheduler, self.downloader, self.manifest, self.changes, self.observations,
-                                 record=memory is not None, finished=self._page_finished)
+                                 record=memory is not None, finished=self._page_finished,
+                                 outcomes=self.run_state.outcomes)
         self._asking: set[int] = set()  # links whose request is in flight or queued (along its redirects)
         self._awaiting = 0  # pages handed out without feedback
         self._checkpoint_due = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import logging
 import threading
+from collections import Counter
 from collections.abc import Container
 from dataclasses import dataclass
 from email.message import Message
@@ -12,7 +13,7 @@ from functools import lru_cache
 
 import lxml.etree
 
-from airflow_sbcrawl.crawler.urls import resolve, resolver
+from airflow_sbcrawl.crawler.urls import TOO_LONG, resolve, resolver, too_long
 
 log = logging.getLogger(__name__)
 
@@ -111,11 +112,13 @@ def _path_to(el: lxml.etree._Element, paths: dict[lxml.etree._Element, str]) -> 
 
 
 def extract_links(body: bytes, page_url: str, encoding: str | None = None,
-                  max_links: int | None = None, known: Container[str] | None = None) -> list[PageLink]:
+                  max_links: int | None = None, known: Container[str] | None = None,
+                  dropped: Counter[str] | None = None) -> list[PageLink]:
     """The a/area/iframe/frame links of a page, resolved against <base href> and normalised; only the first
     ``max_links`` link elements are read (the others are counted and logged). Links to ``known`` URLs are
     left out: the crawler has them already, and after a site's first pages they are most of a page's links
-    (its menus), whose tag paths and anchors would be worked out for nothing.
+    (its menus), whose tag paths and anchors would be worked out for nothing. Links longer than
+    ``urls.MAX_URL_LENGTH`` are dropped, and counted in ``dropped`` when given.
 
     Malformed HTML is parsed as browsers would (lxml's recovering parser); a body that is not HTML at all
     yields no links rather than an error."""
@@ -148,6 +151,8 @@ def extract_links(body: bytes, page_url: str, encoding: str | None = None,
             continue
         url = resolve_href(target)
         if url is None or (known is not None and url in known):
+            if url is None and dropped is not None and too_long(base, target):
+                dropped[TOO_LONG] += 1
             continue
         parent = el.getparent()
         label = _label(el)

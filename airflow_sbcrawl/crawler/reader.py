@@ -9,6 +9,7 @@ the page that linked it, and adds its reward to that page's."""
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable
 
 from airflow_sbcrawl.crawler.budget import CrawlInterrupted
@@ -37,12 +38,12 @@ class PageReader:
     """Takes each answered request (``answer``) to what it means, queueing the requests a page's work needs
     on the ``downloader``; calls ``finished(link_id, reward)`` when the work of a page the scheduler handed
     out (``link_id``; None for the start page) is done. ``record``: the run keeps observations for a
-    site memory."""
+    site memory; ``outcomes`` counts the links dropped for their length."""
 
     def __init__(self, config: CrawlConfig, links: LinkTable, scope: Scope, robots: RobotsRules, policy: Policy,
                  labeller: LinkLabeller, scheduler: Scheduler, downloader: Downloader, manifest: Manifest,
                  changes: Changes, observations: Observations, *, record: bool,
-                 finished: Callable[[int | None, int], None]) -> None:
+                 finished: Callable[[int | None, int], None], outcomes: Counter[str]) -> None:
         self.config = config
         self.links = links
         self.scope = scope
@@ -56,6 +57,7 @@ class PageReader:
         self.observations = observations
         self.record = record
         self.finished = finished
+        self.outcomes = outcomes
         self.works: set[PageWork] = set()  # pages whose work is not done
         self.start_error = ""
 
@@ -196,7 +198,7 @@ class PageReader:
         root = work.root()
         new: list[NewLink] = []
         for link in extract_links(resp.body, page_url, charset_of(resp.headers.get("content-type")),
-                                  self.config.max_links_per_page, known=self.links.ids):
+                                  self.config.max_links_per_page, known=self.links.ids, dropped=self.outcomes):
             url = link.url
             if url in self.links or url not in self.scope or extension(url) in self.config.blocked_extensions:
                 continue

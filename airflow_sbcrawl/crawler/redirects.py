@@ -9,7 +9,7 @@ from dataclasses import replace
 from airflow_sbcrawl.crawler.fetch import Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.robots import RobotsRules
-from airflow_sbcrawl.crawler.urls import Scope, host_of, resolve
+from airflow_sbcrawl.crawler.urls import TOO_LONG, Scope, host_of, resolve, too_long
 from airflow_sbcrawl.crawler.work import Job
 
 
@@ -33,6 +33,9 @@ class Redirects:
             self.outcomes["too many redirects"] += 1
             return None
         target = resolve(job.url, resp.location or "")
+        if target is None and too_long(job.url, resp.location or ""):
+            self.outcomes[TOO_LONG] += 1
+            return None
         if target is None or target not in self.scope:
             self.outcomes["redirect out of scope (not followed)"] += 1
             return None

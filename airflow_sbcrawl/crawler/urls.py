@@ -12,6 +12,10 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Characters left as they are when re-quoting a path or query; everything else is percent-encoded once.
 _SAFE_PATH = "/:@!$&'()*+,;=-._~%"
 _SAFE_QUERY = _SAFE_PATH + "?"
+# Longest URL the crawl keeps. Browsers and servers stop between 8 and 32 kB (a server answers 414 past
+# its limit); a page linking 60 kB URLs would otherwise fill memory, the frontier and every checkpoint.
+MAX_URL_LENGTH = 8192
+TOO_LONG = f"link longer than {MAX_URL_LENGTH} characters (dropped)"
 
 
 class InvalidURL(ValueError):
@@ -65,12 +69,26 @@ def _origin(base: str) -> str:
 
 
 def _resolve_uncached(base: str, href: str) -> str | None:
-    if not href or href.lower().startswith(_SKIPPED_SCHEMES):
+    if not href or len(href) > MAX_URL_LENGTH or href.lower().startswith(_SKIPPED_SCHEMES):
         return None
     try:
-        return normalize(urljoin(base, href))
+        url = normalize(urljoin(base, href))
     except (InvalidURL, ValueError):
         return None
+    return url if len(url) <= MAX_URL_LENGTH else None  # (percent-encoding can triple a length)
+
+
+def too_long(base: str, href: str) -> bool:
+    """Whether a link is dropped for its length (``MAX_URL_LENGTH``), as written or once normalised."""
+    href = href.strip()
+    if len(href) > MAX_URL_LENGTH:
+        return True
+    if len(href) <= MAX_URL_LENGTH // 3:  # percent-encoding at most triples a length
+        return False
+    try:
+        return len(normalize(urljoin(base, href))) > MAX_URL_LENGTH
+    except (InvalidURL, ValueError):
+        return False
 
 
 def host_of(url: str) -> str:
@@ -80,7 +98,8 @@ def host_of(url: str) -> str:
 
 
 def resolve(base: str, href: str) -> str | None:
-    """Absolute normalised URL of a link, or None for links that are not web pages (mailto:, tel:, …).
+    """Absolute normalised URL of a link, or None for links that are not web pages (mailto:, tel:, …) and
+    for URLs longer than ``MAX_URL_LENGTH``.
 
     Menus repeat the same hrefs on every page of a site, so results are cached; an absolute href does not
     depend on the base at all, a root-relative one only on its origin."""
@@ -98,6 +117,9 @@ def resolver(base: str) -> Callable[[str], str | None]:
         if url is not _MISSING:
             return url  # type: ignore[return-value]
         stripped = href.strip()
+        if len(stripped) > MAX_URL_LENGTH:
+            page[href] = None  # not cached across pages: a long href would hold its memory there
+            return None
         if stripped.startswith(("http://", "https://")):
             key = ("", stripped)
         elif stripped.startswith("/") and not stripped.startswith("//"):
