@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import codecs
 import logging
+import re
 import threading
 from collections import Counter
 from collections.abc import Container
 from dataclasses import dataclass
 from email.message import Message
 from functools import lru_cache
+from typing import NamedTuple
 
 import lxml.etree
 
@@ -170,3 +172,42 @@ def extract_links(body: bytes, page_url: str, encoding: str | None = None,
             anchor = " ".join(text.split())[:_MAX_ANCHOR] if text else ""
         links.append(PageLink(url, tag_path, anchor))
     return links
+
+
+class HeadLinks(NamedTuple):
+    """What a page's ``<head>`` says of its other URLs: its canonical URL and its language alternates."""
+
+    canonical: str | None
+    alternates: dict[str, str]  # hreflang value -> URL
+
+
+_HEAD_BYTES = 64 * 1024  # a <head> past this is not looked into
+_HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
+_LINK_TAG = re.compile(rb"<link\b[^>]*>", re.IGNORECASE)
+_ATTR = re.compile(rb"""([a-zA-Z:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+
+
+def head_links(body: bytes, page_url: str) -> HeadLinks:
+    """The ``<link rel=canonical>`` and ``<link rel=alternate hreflang=…>`` of a page's head, resolved
+    against the page's URL. Read from the raw bytes of the head only (a few kB), not from a second parse of
+    the whole page; an encoding other than ASCII-compatible ones is not looked into."""
+    head = body[:_HEAD_BYTES]
+    end = _HEAD_END.search(head)
+    if end is not None:
+        head = head[:end.start()]
+    canonical = None
+    alternates: dict[str, str] = {}
+    for tag in _LINK_TAG.finditer(head):
+        attrs = {m[1].lower(): (m[2] or m[3] or m[4]).decode("utf-8", "replace").strip()
+                 for m in _ATTR.finditer(tag[0])}
+        rel = attrs.get("rel", "").lower().split()
+        href = attrs.get("href")
+        if not href:
+            continue
+        if "canonical" in rel and canonical is None:
+            canonical = resolve(page_url, href)
+        elif "alternate" in rel and (lang := attrs.get("hreflang", "").lower()):
+            url = resolve(page_url, href)
+            if url is not None:
+                alternates.setdefault(lang, url)
+    return HeadLinks(canonical, alternates)

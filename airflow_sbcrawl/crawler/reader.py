@@ -16,9 +16,10 @@ from airflow_sbcrawl.crawler.budget import CrawlInterrupted
 from airflow_sbcrawl.crawler.classify import HTML, TARGET
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.downloader import Downloader
+from airflow_sbcrawl.crawler.equivalence import Equivalences
 from airflow_sbcrawl.crawler.fetch import Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
-from airflow_sbcrawl.crawler.html import charset_of, extract_links
+from airflow_sbcrawl.crawler.html import charset_of, extract_links, head_links
 from airflow_sbcrawl.crawler.labelling import LinkLabeller
 from airflow_sbcrawl.crawler.manifest import Manifest
 from airflow_sbcrawl.crawler.policies.base import NewLink, Policy
@@ -38,12 +39,14 @@ class PageReader:
     """Takes each answered request (``answer``) to what it means, queueing the requests a page's work needs
     on the ``downloader``; calls ``finished(link_id, reward)`` when the work of a page the scheduler handed
     out (``link_id``; None for the start page) is done. ``record``: the run keeps observations for a
-    site memory; ``outcomes`` counts the links dropped for their length."""
+    site memory; ``outcomes`` counts the links dropped for their length; ``equivalences`` learns from the
+    pages read which URLs are one page, and says which form a new link is queued in."""
 
     def __init__(self, config: CrawlConfig, links: LinkTable, scope: Scope, robots: RobotsRules, policy: Policy,
                  labeller: LinkLabeller, scheduler: Scheduler, downloader: Downloader, manifest: Manifest,
                  changes: Changes, observations: Observations, *, record: bool,
-                 finished: Callable[[int | None, int], None], outcomes: Counter[str]) -> None:
+                 finished: Callable[[int | None, int], None], outcomes: Counter[str],
+                 equivalences: Equivalences) -> None:
         self.config = config
         self.links = links
         self.scope = scope
@@ -58,6 +61,7 @@ class PageReader:
         self.record = record
         self.finished = finished
         self.outcomes = outcomes
+        self.equivalences = equivalences
         self.works: set[PageWork] = set()  # pages whose work is not done
         self.start_error = ""
 
@@ -149,6 +153,10 @@ class PageReader:
     # -- reading a page --------------------------------------------------------------------------------
     def _read_page(self, page_id: int, resp: Response, parent: PageWork | None, feedback_id: int | None,
                    nesting: int = 0) -> None:
+        url = self.links.urls[page_id]
+        self.equivalences.page_read(url, resp.body)
+        if (canonical := head_links(resp.body, url).canonical) is not None:
+            self.equivalences.canonical(url, canonical, self.links)
         work = PageWork(page_id, resp, nesting, parent, feedback_id)
         self.works.add(work)
         checks = self._observe(self.links.urls[page_id], resp)
@@ -199,7 +207,7 @@ class PageReader:
         new: list[NewLink] = []
         for link in extract_links(resp.body, page_url, charset_of(resp.headers.get("content-type")),
                                   self.config.max_links_per_page, known=self.links.ids, dropped=self.outcomes):
-            url = link.url
+            url = self.equivalences.preferred(link.url, self.links)
             if url in self.links or url not in self.scope or extension(url) in self.config.blocked_extensions:
                 continue
             try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
+from airflow_sbcrawl.crawler.equivalence import Equivalences
 from airflow_sbcrawl.crawler.fetch import Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.robots import RobotsRules
@@ -15,15 +16,17 @@ from airflow_sbcrawl.crawler.work import Job
 
 class Redirects:
     """Decides a redirect's next hop (``next_hop``); a hop's URL joins the link table once its answer is in
-    (``answered``). Why a redirect was not followed is counted in ``outcomes``."""
+    (``answered``). Why a redirect was not followed is counted in ``outcomes``; each redirect in scope
+    teaches ``equivalences`` a pair of equal URLs."""
 
     def __init__(self, max_redirects: int, scope: Scope, links: LinkTable, robots: RobotsRules,
-                 outcomes: Counter[str]) -> None:
+                 outcomes: Counter[str], equivalences: Equivalences) -> None:
         self.max_redirects = max_redirects
         self.scope = scope
         self.links = links
         self.robots = robots
         self.outcomes = outcomes
+        self.equivalences = equivalences
         self._asked: set[str] = set()  # URLs of hops sent and not answered yet
 
     def next_hop(self, job: Job, resp: Response) -> Job | None:
@@ -39,6 +42,7 @@ class Redirects:
         if target is None or target not in self.scope:
             self.outcomes["redirect out of scope (not followed)"] += 1
             return None
+        self.equivalences.learn(job.url, target)  # the site's own word that both URLs are one page
         if target in self.links or target in self._asked:
             self.outcomes["redirect to a known URL (not followed)"] += 1
             return None
