@@ -103,7 +103,7 @@ class Crawler:
         # Microseconds: two runs within one second (a small site crawled again at once) must not share an
         # id, or the second would take the first's manifest rows for its own.
         self.run_state = RunState(run_id or datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ"), rng)
-        self.scope = Scope(config.start_url)
+        self.scope = Scope(config.start_url, config.target_hosts)
         self.links = LinkTable()
         self.policy: Policy = make_policy(config, rng, is_target=is_target)
         self.classifier = (OracleClassifier(is_target) if self.policy.labels_by_truth else UrlClassifier(

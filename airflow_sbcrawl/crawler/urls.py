@@ -153,13 +153,35 @@ def origin_port(parts) -> tuple[str, int]:
     return scheme, port if port is not None else _DEFAULT_PORTS.get(scheme, 0)
 
 
+def target_host(entry: str) -> str:
+    """A host allowed for files off the site, as given ("data.example.org", "cdn.example.org:8443", or a
+    URL on it), in the form ``Scope.allows_file`` compares: lower-case, IDNA, the port only when it is not
+    80 or 443. Raises InvalidURL."""
+    entry = entry.strip()
+    if not entry:
+        raise InvalidURL("an empty host name")
+    url = normalize(entry if "//" in entry else f"http://{entry}")
+    if urlsplit(url).path not in ("", "/") and "//" not in entry:
+        raise InvalidURL(f"{entry!r} is not a host name (a host name has no path)")
+    netloc = host_of(url)
+    if netloc.endswith((":80", ":443")):
+        netloc = netloc.rsplit(":", 1)[0]
+    return netloc
+
+
 class Scope:
     """URLs whose host is the start host or one of its subdomains, a leading "www." ignored on both, on the
     start URL's scheme and port. Another port of the same host is another service (an admin console, a
     database), so it is out of scope; the one exception is http on port 80 upgraded to https on 443, which
-    is how sites move to TLS."""
+    is how sites move to TLS.
 
-    def __init__(self, start_url: str) -> None:
+    ``target_hosts`` (as ``target_host`` gives them) are other hosts, and their subdomains, whose files the
+    site's pages may link (a data portal, a CDN): such a URL is not in the scope (never crawled as a page)
+    but ``allows_file``."""
+
+    def __init__(self, start_url: str, target_hosts: tuple[str, ...] = ()) -> None:
+        self.target_hosts = tuple(target_hosts)
+        self._file_suffixes = tuple("." + h for h in self.target_hosts if ":" not in h)
         parts = urlsplit(start_url)
         self.root = site_host(parts.hostname or "")
         self._suffix = "." + self.root
@@ -182,6 +204,17 @@ class Scope:
                 self._known.clear()
             known = self._known[prefix] = self._contains(url)
         return known
+
+    def allows_file(self, url: str) -> bool:
+        """Whether ``url`` may be fetched as a file: in the scope, or on one of the target hosts."""
+        if url in self:
+            return True
+        if not self.target_hosts:
+            return False
+        netloc = host_of(url)
+        if netloc.endswith((":80", ":443")):
+            netloc = netloc.rsplit(":", 1)[0]
+        return netloc in self.target_hosts or netloc.endswith(self._file_suffixes)
 
     def _contains(self, url: str) -> bool:
         parts = urlsplit(url)
