@@ -456,7 +456,24 @@ class Crawler:
             # Validators of a known dataset or page; kept along redirects, so a file that moved can still
             # be a 304.
             job.conditions = self.changes.conditions(job.origin)
+            if job.owner is None and not job.start and not self._site_form(job):
+                self._asking.discard(job.origin)
+                self.reader.done(job, 0)
+                return
         self.downloader.send(job)
+
+    def _site_form(self, job: Job) -> bool:
+        """A page link queued before the site taught how its URLs are written is asked in the form the site
+        serves (as a redirect's next hop would be: the form joins the link table once answered); returns
+        False when that form is a known URL (the link is a copy, not asked)."""
+        form = self.equivalences.preferred(job.url, self.links)
+        if form == job.url:
+            return True
+        if form in self.links:
+            return False
+        if self.robots.allowed(form):
+            job.url, job.host, job.hops = form, host_of(form), 1
+        return True
 
     # -- one response ----------------------------------------------------------------------------------
     def _complete(self, job: Job, result: Response | BaseException) -> None:

@@ -198,7 +198,7 @@ def head_links(body: bytes, page_url: str) -> HeadLinks:
     canonical = None
     alternates: dict[str, str] = {}
     for tag in _LINK_TAG.finditer(head):
-        attrs = {m[1].lower(): (m[2] or m[3] or m[4] or b"").decode("utf-8", "replace").strip()
+        attrs = {m[1].decode("ascii").lower(): (m[2] or m[3] or m[4] or b"").decode("utf-8", "replace").strip()
                  for m in _ATTR.finditer(tag[0])}
         rel = attrs.get("rel", "").lower().split()
         href = attrs.get("href")

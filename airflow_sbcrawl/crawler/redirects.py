@@ -39,8 +39,8 @@ class Redirects:
         if target is None and too_long(job.url, resp.location or ""):
             self.outcomes[TOO_LONG] += 1
             return None
-        # A predicted file may move to a host allowed for files; a page never leaves the site.
-        if target is None or not (target in self.scope or (job.target and self.scope.allows_file(target))):
+        # A link may move to a host allowed for files (what it finds there is never read as a page).
+        if target is None or not self.scope.allows_file(target):
             self.outcomes["redirect out of scope (not followed)"] += 1
             return None
         self.equivalences.learn(job.url, target)  # the site's own word that both URLs are one page
