@@ -255,3 +255,56 @@ def test_files_on_another_host_are_not_fetched_unless_allowed(servers, tmp_path,
     assert code == 0
     assert files.log == [] and other.log == []
     assert stored(tmp_path) == {f"http://{site.host}/local.csv"}
+
+
+# -- language copies ---------------------------------------------------------------------------------------
+PAGES = 30
+
+
+def language_site(own_files: bool) -> Callable[[str], tuple[int, str, bytes, dict[str, str]]]:
+    """A chain of English indicator pages, each with Spanish and French copies (hreflang alternates and a
+    language switcher); the copies link the English page's file, or (``own_files``) their own translated
+    file."""
+
+    def route(path: str) -> tuple[int, str, bytes, dict[str, str]]:
+        if path == "/robots.txt":
+            return ALLOW_ALL
+        if path == "/":
+            return html('<nav><a href="/en/i0/">indicators</a></nav>')
+        if path.endswith(".csv"):
+            return 200, "text/csv", CSV, {}
+        parts = [p for p in path.split("/") if p]
+        if len(parts) != 2 or parts[0] not in ("en", "es", "fr") or not parts[1].startswith("i"):
+            return NOT_FOUND
+        lang, page = parts
+        head = "".join(f'<link rel="alternate" hreflang="{lg}" href="/{lg}/{page}/">' for lg in ("en", "es", "fr"))
+        # The language switcher and the next page, in one menu: a policy cannot tell them apart by markup.
+        switcher = "".join(f'<a href="/{lg}/{page}/">{lg}</a>' for lg in ("en", "es", "fr"))
+        switcher += f'<a href="/{lang}/i{int(page[1:]) + 1}/">next</a>' if int(page[1:]) + 1 < PAGES else ""
+        data = f"/data/{lang}/{page}.csv" if own_files else f"/data/{page}.csv"
+        return html(f'<nav>{switcher}</nav><h1>{lang}: indicator {page}</h1><p><a href="{data}">download</a></p>',
+                    head)
+
+    return route
+
+
+def test_language_copies_that_reveal_nothing_are_deferred_not_dropped(servers, tmp_path, capsys):
+    """(The default policy already crawls these copies late here: the test shows the deferral happens and
+    loses nothing, not that it changes the order.)"""
+    srv = servers(language_site(own_files=False))
+    code, out = crawl(srv, tmp_path, capsys, "--max-requests", "200", "--concurrency", "1")
+    assert code == 0
+    gets = srv.gets()
+    pages = [p for p in gets if p.startswith(("/en/", "/es/", "/fr/"))]
+    assert len(pages) == 3 * PAGES  # every copy is still crawled in the end
+    assert stored(tmp_path) == {f"http://{srv.host}/data/i{n}.csv" for n in range(PAGES)}
+    deferred = int(out.split("language copy deferred (its language's copies revealed nothing): ")[1].split(",")[0])
+    assert deferred >= PAGES, out  # most copies were put off, once each language had shown 4 barren ones
+
+
+def test_language_copies_with_their_own_files_are_not_deferred(servers, tmp_path, capsys):
+    srv = servers(language_site(own_files=True))
+    code, out = crawl(srv, tmp_path, capsys, "--max-requests", "200", "--concurrency", "1")
+    assert code == 0
+    assert len(stored(tmp_path)) == 3 * PAGES
+    assert "language copy deferred" not in out

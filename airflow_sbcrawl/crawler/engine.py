@@ -109,8 +109,10 @@ class Crawler:
         self.classifier = (OracleClassifier(is_target) if self.policy.labels_by_truth else UrlClassifier(
             config.batch_size, seed=config.seed, dataset_extensions=dataset_extensions(config.target_mime_types)
             if self.policy.extension_prior else frozenset()))
+        self.equivalences = Equivalences(self.run_state.outcomes)
         self.scheduler = Scheduler(self.policy, make_stopper(config.effective_stop_rule, config),
-                                   early_stopping=config.early_stopping, es_expected=config.es_expected)
+                                   early_stopping=config.early_stopping, es_expected=config.es_expected,
+                                   defer=self.equivalences.defer)
         self.budget = Budget(config.max_requests, config.max_bytes,
                              ckpt.BudgetJournal(store) if store is not None else None,
                              request_lease=getattr(store, "journal_lease", 1))
@@ -123,7 +125,6 @@ class Crawler:
         self.pool = self.downloader.pool  # (its threads' CPU time is the crawl's too)
         self.labeller = LinkLabeller(self.classifier, self.fetcher, self.links, self.run_state,
                                      enabled=self.policy.classifies_links)
-        self.equivalences = Equivalences(self.run_state.outcomes)
         self.redirects = Redirects(config.max_redirects, self.scope, self.links, self.robots, self.run_state.outcomes,
                                    self.equivalences)
         # The site memory's side: read at the start of a run (a warm run gets a plan), written at its end.
@@ -301,6 +302,7 @@ class Crawler:
                 continue  # a checkpoint from before the part existed: it starts empty
             prefix = name + "."
             part.restore(state[name], {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+        self.scheduler.restore_later(self.links)
         if self.changes.memory is not None:
             self._warm_plan(state["plan"])
         self._pages_at_checkpoint = self.run_state.pages
@@ -512,5 +514,6 @@ class Crawler:
         """A page handed out by the scheduler (``link_id``) is done with: its feedback, then the crawl's tally."""
         if link_id is not None:
             self.policy.feedback(link_id, reward)
+            self.equivalences.page_done(self.links.urls[link_id], reward)
         self._awaiting -= 1
         self._after_page()

@@ -10,7 +10,12 @@ page again); one whose form is new is asked for in that form at once, which save
 
 A rewrite that is wrong for one URL costs one request, never a page: a rewritten URL that answers an error
 gets the link's own URL asked as the next hop (``fallback``). Canonical links are trusted only where a
-rewrite explains them: many sites' templates name one canonical URL (the home page) on every page."""
+rewrite explains them: many sites' templates name one canonical URL (the home page) on every page.
+
+Language copies (``hreflang`` alternates of a page read) are not the same page: on some sites they link the
+same files as the page read, on others their own translated files. So they are never skipped; once the
+copies of a language read so far (``_LANGUAGE_SAMPLE`` of them) all revealed nothing, further copies in that
+language are *deferred* (``defer``): crawled when nothing else is left."""
 
 from __future__ import annotations
 
@@ -33,6 +38,8 @@ _FAILED = frozenset({"error", "refused"})
 _INDEX_PAGES = ("index.html", "index.htm", "index.php", "index.shtml", "default.htm", "default.html",
                 "default.aspx")
 _SLASHES = re.compile(r"//+")
+# Copies of a language read, all revealing no new file, before further ones in that language are deferred.
+_LANGUAGE_SAMPLE = 4
 
 
 def _split(url: str) -> tuple[str, str, str]:
@@ -76,13 +83,16 @@ COPY = "link to a copy of a known URL (not queued)"
 REWRITTEN = "link rewritten to the form the site serves"
 FALLBACK = "rewritten link failed: its own URL asked"
 SAME_BODY = "page with the body of a page read before"
+DEFERRED = "language copy deferred (its language's copies revealed nothing)"
 
 
 class Equivalences:
     """What the site taught of its equal URLs: ``learn`` a pair (a redirect, the same body, a canonical
     link), ``preferred`` the form to queue a new link in, ``copy_of`` the known URL a link is a copy of (for
     a policy that wants to rank copies lower), ``fallback`` when a rewritten URL failed. ``outcomes`` counts
-    what it did for the crawl's summary. Saves its own state in checkpoints."""
+    what it did for the crawl's summary; ``alternates`` and ``page_done`` learn whether a language's copies
+    are worth their requests, ``variant_of`` and ``defer`` say so of a link. Saves its own state in
+    checkpoints."""
 
     def __init__(self, outcomes: Counter[str]) -> None:
         self.outcomes = outcomes
@@ -92,6 +102,8 @@ class Equivalences:
         self._bodies: dict[str, str] = {}  # body hash of a page read -> its URL
         self._aliases: dict[str, str] = {}  # URL -> the known URL it is a copy of (canonical links)
         self._rewritten: dict[str, tuple[str, tuple[str, ...]]] = {}  # queued form -> (link's own URL, rewrites)
+        self._variants: dict[str, tuple[str, str]] = {}  # URL -> (hreflang, the page read that named it)
+        self._languages: dict[str, list[int]] = {}  # hreflang -> [copies read, copies that revealed files]
 
     # -- learning --------------------------------------------------------------------------------------
     def learn(self, a: str, b: str) -> bool:
@@ -138,6 +150,39 @@ class Equivalences:
         then a link to ``canonical`` not met yet is a copy of this page."""
         if canonical != url and self.learn(url, canonical) and canonical not in known:
             self._aliases[canonical] = url
+
+    def alternates(self, url: str, alternates: dict[str, str]) -> None:
+        """A page read at ``url`` names its language alternates (hreflang -> URL): each is a copy of it in
+        that language (unless it is a page read already)."""
+        for lang, alternate in alternates.items():
+            if alternate != url and alternate not in self._variants:
+                self._variants[alternate] = (lang, url)
+
+    def page_done(self, url: str, reward: int) -> None:
+        """A page's work is done (``reward``: the new files it led to): a language copy's tells whether its
+        language's copies are worth asking for."""
+        variant = self._variants.get(url)
+        if variant is not None:
+            seen = self._languages.setdefault(variant[0], [0, 0])
+            seen[0] += 1
+            seen[1] += reward > 0
+
+    def variant_of(self, url: str) -> str | None:
+        """The page read that names ``url`` as its copy in another language (hreflang), or None."""
+        variant = self._variants.get(url)
+        return variant[1] if variant is not None else None
+
+    def defer(self, url: str) -> bool:
+        """Whether ``url`` is a language copy to crawl only when nothing else is left: its language's copies
+        read so far (enough of them) revealed no file."""
+        variant = self._variants.get(url)
+        if variant is None:
+            return False
+        read, fruitful = self._languages.get(variant[0], (0, 0))
+        if read >= _LANGUAGE_SAMPLE and not fruitful:
+            self.outcomes[DEFERRED] += 1
+            return True
+        return False
 
     # -- using what was learned ------------------------------------------------------------------------
     def _active(self, host: str, name: str) -> bool:
@@ -201,7 +246,8 @@ class Equivalences:
         return {"confirmed": [[h, n, c] for (h, n), c in self._confirmed.items()],
                 "failed": [[h, n, c] for (h, n), c in self._failed.items()],
                 "bodies": self._bodies, "aliases": self._aliases,
-                "rewritten": {k: [v[0], list(v[1])] for k, v in self._rewritten.items()}}
+                "rewritten": {k: [v[0], list(v[1])] for k, v in self._rewritten.items()},
+                "variants": {k: list(v) for k, v in self._variants.items()}, "languages": self._languages}
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {}
@@ -213,3 +259,5 @@ class Equivalences:
         self._bodies = {str(k): str(v) for k, v in state["bodies"].items()}
         self._aliases = {str(k): str(v) for k, v in state["aliases"].items()}
         self._rewritten = {str(k): (str(v[0]), tuple(str(x) for x in v[1])) for k, v in state["rewritten"].items()}
+        self._variants = {str(k): (str(v[0]), str(v[1])) for k, v in state["variants"].items()}
+        self._languages = {str(k): [int(v[0]), int(v[1])] for k, v in state["languages"].items()}

@@ -160,8 +160,11 @@ class PageReader:
                    nesting: int = 0) -> None:
         url = self.links.urls[page_id]
         self.equivalences.page_read(url, resp.body)
-        if (canonical := head_links(resp.body, url).canonical) is not None:
-            self.equivalences.canonical(url, canonical, self.links)
+        head = head_links(resp.body, url)
+        if head.canonical is not None:
+            self.equivalences.canonical(url, head.canonical, self.links)
+        if head.alternates:
+            self.equivalences.alternates(url, head.alternates)
         work = PageWork(page_id, resp, nesting, parent, feedback_id)
         self.works.add(work)
         checks = self._observe(self.links.urls[page_id], resp)
