@@ -308,3 +308,31 @@ def test_language_copies_with_their_own_files_are_not_deferred(servers, tmp_path
     assert code == 0
     assert len(stored(tmp_path)) == 3 * PAGES
     assert "language copy deferred" not in out
+
+
+def test_target_hosts_in_the_config_the_providers_list_and_the_trigger_form(tmp_path):
+    from airflow_sbcrawl.crawler.config import ConfigError, CrawlConfig
+    from airflow_sbcrawl.params import crawl_params
+    from airflow_sbcrawl.settings import read_providers
+
+    config = CrawlConfig("https://stats.example/", target_hosts=("Data.Example.org", "cdn.example.net:8443",
+                                                                  "https://files.example.com/"))
+    assert config.target_hosts == ("data.example.org", "cdn.example.net:8443", "files.example.com")
+    assert CrawlConfig.from_dict(config.to_dict()).target_hosts == config.target_hosts
+    with pytest.raises(ConfigError, match="target_hosts"):
+        CrawlConfig("https://stats.example/", target_hosts=("data.example.org/some/path",))
+    providers = tmp_path / "providers.yaml"
+    providers.write_text("providers:\n"
+                         "  - {id: good, start_url: 'https://stats.example/', target_hosts: [data.example.org]}\n"
+                         "  - {id: bad, start_url: 'https://stats.example/', target_hosts: ['a b/c']}\n")
+    found = read_providers(providers)
+    assert [p.id for p in found.providers] == ["good"]
+    assert found.providers[0].options() == {"target_hosts": ["data.example.org"]}
+    assert len(found.errors) == 1 and "bad" in found.errors[0] and "target_hosts" in found.errors[0]
+    param = crawl_params()["target_hosts"]
+    assert param.value == [] and param.schema["items"]["pattern"]
+
+
+def test_a_bad_target_host_on_the_command_line_is_a_clear_error(tmp_path, capsys):
+    code = cli.main(["crawl", "https://stats.example/", "--out", str(tmp_path), "--target-host", "a b/c"])
+    assert code == 2 and "target_hosts" in capsys.readouterr().err
