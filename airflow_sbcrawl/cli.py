@@ -45,6 +45,9 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target-type", action="append", dest="target_types", metavar="MIME",
                    help="target MIME type (repeat); default: the 38 types of the paper and a few more")
+    p.add_argument("--target-host", action="append", dest="target_hosts", metavar="HOST", default=[],
+                   help="another host (host or host:port, subdomains included) whose files the site's pages link, "
+                        "e.g. a data portal or a CDN: its files are fetched, its pages never crawled (repeatable)")
     p.add_argument("--theta", type=float, default=0.75)
     p.add_argument("--alpha", type=float, default=2 * 2**0.5)
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for sites you own)")
@@ -104,6 +107,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         options = {}
         if args.target_types:
             options["target_mime_types"] = tuple(args.target_types)
+        if args.target_hosts:
+            options["target_hosts"] = tuple(args.target_hosts)
         config = CrawlConfig(
             start_url=args.url, max_requests=args.max_requests, max_bytes=args.max_bytes, delay=args.delay,
             concurrency=args.concurrency,

@@ -26,6 +26,8 @@ _NON_PUBLIC_IPV4 = (r"(127\.\d+|10\.\d+|0\.\d+|169\.254|192\.168|172\.(1[6-9]|2\
 #: Start URLs a web form accepts: http(s) on a host name or a public IPv4 address. localhost, non-public
 #: IPv4 literals and IPv6 literals are refused (a crawl must not become a way into the network it runs
 #: in); names resolving to such addresses are refused at connection time by the crawler itself.
+# A host name (or an IP address), with an optional port: what a target host is given as.
+HOST_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$"
 PUBLIC_URL_PATTERN = (
     rf"^https?://(?!{_NON_PUBLIC_IPV4}([:/?#]|$))(?!(localhost|[^\s/:?#]*\.localhost)\.?([:/?#]|$))"
     r"[^\s/:?#\[\]]+(:[0-9]{1,5})?([/?#][^\s]*)?$"
@@ -128,6 +130,17 @@ def crawl_params(example_urls: Iterable[str] = ()) -> dict[str, Any]:
             description=("The kinds of files the crawl downloads and stores; at least one. Each kind stands for "
                          "the MIME types servers label it with (CSV: text/csv and 7 aliases; spreadsheets: xlsx, "
                          "xls, xlsm, ods; XML: SDMX and RDF too). Pages are always read to find links."),
+        ),
+        "target_hosts": Param(
+            [],
+            type="array",
+            items={"type": "string", "pattern": HOST_PATTERN},
+            uniqueItems=True,
+            title="Other hosts to collect files from",
+            description=("Host names (e.g. data.example.org, or host:port) whose files the site's pages link, such "
+                         "as a data portal or a CDN: files linked there are downloaded, but pages there are never "
+                         "crawled. Their robots.txt and the crawl delay apply as on the site; only public "
+                         "addresses. Empty: files off the site are not collected."),
         ),
         "policy": Param(
             "sb-classifier",

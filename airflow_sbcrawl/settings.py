@@ -159,14 +159,21 @@ class StatisticsProvider:
     max_bytes: int = 50 * 1024**3
     target_mime_types: tuple[str, ...] | None = None
     name: str = ""
+    # Other hosts whose files the site's pages link (a data portal, a CDN): fetched, never crawled as pages.
+    target_hosts: tuple[str, ...] = ()
     crawl_options: dict[str, Any] = field(default_factory=dict)
+
+    def options(self) -> dict[str, Any]:
+        """The provider's own ``CrawlConfig`` settings beyond the budgets and targets: its
+        ``crawl_options``, and its ``target_hosts``."""
+        return {**self.crawl_options, **({"target_hosts": list(self.target_hosts)} if self.target_hosts else {})}
 
     def validate(self) -> None:
         """``ConfigError`` naming the provider when its id cannot name a DAG or its crawl settings are bad."""
         if not isinstance(self.id, str) or not _ID.match(self.id):
             raise ConfigError(f"provider id {self.id!r}: use lowercase letters, digits and '_' (it names a DAG)")
         try:  # the engine's own checks, with the provider named
-            CrawlConfig.from_dict({**self.crawl_options, "start_url": self.start_url,
+            CrawlConfig.from_dict({**self.options(), "start_url": self.start_url,
                                    "max_requests": self.max_requests, "max_bytes": self.max_bytes,
                                    **({"target_mime_types": self.target_mime_types}
                                       if self.target_mime_types else {})})
@@ -227,8 +234,13 @@ def _provider(entry: Any) -> StatisticsProvider:
     if not isinstance(entry, dict):
         raise ConfigError(f"expected a mapping with id and start_url, got {entry!r}")
     entry = dict(entry)
-    if entry.get("target_mime_types"):
-        entry["target_mime_types"] = tuple(entry["target_mime_types"])
+    for key in ("target_mime_types", "target_hosts"):
+        if isinstance(entry.get(key), str):
+            entry[key] = [entry[key]]
+        if entry.get(key):
+            if not isinstance(entry[key], list | tuple):
+                raise ConfigError(f"provider {entry.get('id')!r}: {key} must be a list, got {entry[key]!r}")
+            entry[key] = tuple(entry[key])
     try:
         provider = StatisticsProvider(**entry)
     except TypeError as exc:

@@ -41,5 +41,6 @@ with DAG(
         policy="{{ params.policy }}",
         # Refuses start URLs on non-public addresses again (Params can be bypassed with conf), and a public
         # name resolving to one is refused when connecting.
-        crawl_options={**settings.crawl_options, "allow_private_start": False},
+        crawl_options={**settings.crawl_options, "allow_private_start": False,
+                       "target_hosts": "{{ params.target_hosts }}"},
     )

@@ -37,6 +37,6 @@ for provider in load_providers(settings.providers_file):
             max_requests=provider.max_requests,
             max_bytes=provider.max_bytes,
             target_mime_types=list(provider.target_mime_types) if provider.target_mime_types else None,
-            crawl_options={**settings.crawl_options, **provider.crawl_options},
+            crawl_options={**settings.crawl_options, **provider.options()},
         )
     globals()[dag.dag_id] = dag

@@ -176,7 +176,8 @@ def test_trigger_form_fields_have_titles_descriptions_and_bounds(monkeypatch):
             param = bag.dags[dag_id].params.get_param(key)
             assert param.schema.get("title") and len(param.description or "") > 40, (dag_id, key)
     params = bag.dags["sbcrawl_adhoc"].params
-    assert list(params) == ["start_url", "max_requests", "max_megabytes", "target_families", "policy"]
+    assert list(params) == ["start_url", "max_requests", "max_megabytes", "target_families", "target_hosts",
+                            "policy"]
     # the start URL is required and empty; the providers' start URLs are suggestions (the form's datalist)
     start = params.get_param("start_url")
     assert start.value is None or start.value.__class__.__name__ == "ArgNotSet"
@@ -190,9 +191,11 @@ def test_trigger_form_fields_have_titles_descriptions_and_bounds(monkeypatch):
     assert "1 to 1,000,000" in params.get_param("max_megabytes").description
     for key, bad in [("start_url", "ftp://x"), ("start_url", "stats.example"), ("max_requests", 0),
                      ("max_requests", 10**9), ("max_megabytes", 0), ("target_families", ["images"]),
-                     ("target_families", []), ("policy", "dfs"), ("policy", "random")]:
+                     ("target_families", []), ("policy", "dfs"), ("policy", "random"),
+                     ("target_hosts", ["data.example.org/path"]), ("target_hosts", "data.example.org")]:
         with pytest.raises(ParamValidationError):
             _with(ok, key, bad).validate()
+    _with(ok, "target_hosts", ["data.example.org", "cdn.example.net:8443"]).validate()
     # only production policies; families shown by label, a multi-select
     policy = params.get_param("policy").schema
     production = ["sb-classifier", "sb-classifier-paper", "bfs"]

@@ -26,6 +26,7 @@ from airflow_sbcrawl import cli
 
 FAST = ["--delay", "0", "--quiet", "--no-report"]
 BIG_PAGE_LINKS = 319_000
+LONG_LINKS = 20
 BOMB = gzip.compress(b"a,b\n" + bytes(64 * 1024 * 1024), compresslevel=6)  # 64 MiB of zeros, ~64 KB
 
 
@@ -97,6 +98,12 @@ class HostileServer(socketserver.ThreadingTCPServer):
         elif path == "/big":
             links = "".join(f'<a href="/p/{i}">{i}</a>' for i in range(BIG_PAGE_LINKS))
             h.send("200 OK", f"<html><body>{links}</body></html>".encode())
+        elif path.startswith("/chain/"):  # a chain of pages, each linking LONG_LINKS URLs of 60 kB
+            n = int(path.rsplit("/", 1)[1])
+            long = "".join(f'<a href="/chain/{n}-{i}-{"x" * 60_000}">long</a>' for i in range(LONG_LINKS))
+            h.send("200 OK", f'<html><body>{long}<a href="/chain/{n + 1}">next</a></body></html>'.encode())
+        elif path == "/long-redirect":
+            h.send("302 Found", extra=f"Location: /{'y' * 60_000}\r\n")
         elif path == "/redirect":
             h.send("302 Found", extra=f"Location: {unquote(query)}\r\n")
         else:
@@ -207,6 +214,20 @@ def test_ten_megabyte_page_reads_a_bounded_number_of_links(hostile, tmp_path, ca
     code, _, _, elapsed = crawl(srv, tmp_path, capsys, "--max-requests", "30")
     assert code == 0 and elapsed < 40
     assert f"has {BIG_PAGE_LINKS - 10_000} more links than the 10000 read per page: dropped" in caplog.text
+
+
+def test_sixty_kilobyte_links_are_dropped_and_counted(hostile, tmp_path, capsys):
+    """Issue 21 item 2: 45 requests over pages of 60 kB links keep the run state small, and every dropped
+    link is counted in the summary (no page is read twice: pages x links per page, and one redirect)."""
+    srv = hostile()
+    srv.links = ["/chain/0", "/long-redirect"]
+    code, out, _, _ = crawl(srv, tmp_path, capsys, "--max-requests", "45", "--no-early-stopping")
+    assert code == 0
+    chain_pages = sum(1 for method, path in srv.seen if method == "GET" and path.startswith("/chain/"))
+    assert chain_pages >= 35 and not any(len(path) > 8192 for _, path in srv.seen)
+    assert f"link longer than 8192 characters (dropped): {chain_pages * LONG_LINKS + 1}" in out
+    state_bytes = sum(f.stat().st_size for f in (tmp_path / "state").rglob("*") if f.is_file())
+    assert state_bytes < 1024 * 1024
 
 
 def test_sigterm_during_a_header_trickle_saves_a_checkpoint_within_5s(hostile, tmp_path):

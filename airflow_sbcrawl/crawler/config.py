@@ -11,7 +11,7 @@ from airflow_sbcrawl import __version__
 from airflow_sbcrawl.crawler.addresses import start_url_problem
 from airflow_sbcrawl.crawler.mimes import BLOCKED_EXTENSIONS, BLOCKED_MIME_PREFIXES, TARGET_MIME_TYPES
 from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, POLICIES, REGISTRY
-from airflow_sbcrawl.crawler.urls import InvalidURL, normalize
+from airflow_sbcrawl.crawler.urls import MAX_URL_LENGTH, InvalidURL, normalize, target_host
 
 DEFAULT_USER_AGENT = f"airflow-sbcrawl/{__version__} (+https://pypi.org/project/airflow-sbcrawl/)"
 
@@ -100,6 +100,10 @@ class CrawlConfig:
     retries: int = 3
     backoff: float = 1.0
     max_retry_after: float = 120.0
+    # Other hosts (and their subdomains) whose files the site's pages may link, e.g. a data portal or a CDN:
+    # their links predicted to be files are fetched (robots.txt, delays and address checks as for the
+    # site), never crawled as pages. "host" or "host:port".
+    target_hosts: tuple[str, ...] = ()
 
     # Checkpoints: every so many pages and every so many seconds, whichever comes first.
     checkpoint_every_pages: int = 200
@@ -107,6 +111,9 @@ class CrawlConfig:
 
     def __post_init__(self) -> None:
         self.target_mime_types = tuple(m.lower() for m in self.target_mime_types)
+        if isinstance(self.target_hosts, str):
+            self.target_hosts = (self.target_hosts,)
+        self.target_hosts = tuple(self.target_hosts)
         self.blocked_mime_prefixes = tuple(m.lower() for m in self.blocked_mime_prefixes)
         self.blocked_extensions = frozenset(e.lower().lstrip(".") for e in self.blocked_extensions)
         self.validate()
@@ -117,6 +124,12 @@ class CrawlConfig:
             self.start_url = normalize(self.start_url)
         except InvalidURL as exc:
             raise ConfigError(f"start_url: {exc}") from exc
+        if len(self.start_url) > MAX_URL_LENGTH:
+            raise ConfigError(f"start_url: longer than {MAX_URL_LENGTH} characters")
+        try:
+            self.target_hosts = tuple(dict.fromkeys(target_host(str(h)) for h in self.target_hosts))
+        except InvalidURL as exc:
+            raise ConfigError(f"target_hosts: {exc}") from exc
         if not self.allow_private_start and (problem := start_url_problem(self.start_url)):
             raise ConfigError(f"start_url: {problem}")
         positive_ints = ("max_requests", "max_bytes", "max_page_bytes", "max_target_bytes", "batch_size",
@@ -161,6 +174,7 @@ class CrawlConfig:
         out["target_mime_types"] = list(self.target_mime_types)
         out["blocked_mime_prefixes"] = list(self.blocked_mime_prefixes)
         out["blocked_extensions"] = sorted(self.blocked_extensions)
+        out["target_hosts"] = list(self.target_hosts)
         return out
 
     @classmethod
@@ -171,7 +185,7 @@ class CrawlConfig:
         if unknown:
             raise ConfigError(f"unknown crawl settings: {', '.join(unknown)}")
         data = dict(data)
-        for key in ("target_mime_types", "blocked_mime_prefixes"):
+        for key in ("target_mime_types", "blocked_mime_prefixes", "target_hosts"):
             if key in data:
                 data[key] = tuple(data[key])
         if "blocked_extensions" in data:

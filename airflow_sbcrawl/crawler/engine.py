@@ -23,6 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -35,6 +36,7 @@ from airflow_sbcrawl.crawler.classify import LABEL_NAMES, OracleClassifier, UrlC
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.downloader import Downloader
 from airflow_sbcrawl.crawler.earlystop import make_stopper
+from airflow_sbcrawl.crawler.equivalence import Equivalences
 from airflow_sbcrawl.crawler.fetch import Fetcher, Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.labelling import LinkLabeller
@@ -49,7 +51,7 @@ from airflow_sbcrawl.crawler.runstate import CrawlSummary, Progress, RunState
 from airflow_sbcrawl.crawler.scheduler import Scheduler
 from airflow_sbcrawl.crawler.sinks import Sink
 from airflow_sbcrawl.crawler.state import StateExists
-from airflow_sbcrawl.crawler.urls import Scope
+from airflow_sbcrawl.crawler.urls import Scope, host_of
 from airflow_sbcrawl.crawler.warm import (
     RECRAWL_SHARE,
     Changes,
@@ -68,6 +70,8 @@ log = logging.getLogger(__name__)
 # Settings a resumed crawl must share with its checkpoint: they shape the saved state itself.
 _STRUCTURAL = ("start_url", "policy", "ngram", "dim_log2", "hash_width", "hash_prime", "seed",
                "tagpath_ignore_digits")
+# Parts a checkpoint of an older version may lack.
+_ADDED_PARTS = frozenset({"equivalences"})
 # Saving a checkpoint grows with the frontier; spacing them by this multiple of the last save's duration
 # keeps its share of the crawl's time under 5 % however large the frontier gets.
 _CHECKPOINT_SHARE = 20
@@ -100,14 +104,16 @@ class Crawler:
         # Microseconds: two runs within one second (a small site crawled again at once) must not share an
         # id, or the second would take the first's manifest rows for its own.
         self.run_state = RunState(run_id or datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ"), rng)
-        self.scope = Scope(config.start_url)
+        self.scope = Scope(config.start_url, config.target_hosts)
         self.links = LinkTable()
         self.policy: Policy = make_policy(config, rng, is_target=is_target)
         self.classifier = (OracleClassifier(is_target) if self.policy.labels_by_truth else UrlClassifier(
             config.batch_size, seed=config.seed, dataset_extensions=dataset_extensions(config.target_mime_types)
             if self.policy.extension_prior else frozenset()))
+        self.equivalences = Equivalences(self.run_state.outcomes)
         self.scheduler = Scheduler(self.policy, make_stopper(config.effective_stop_rule, config),
-                                   early_stopping=config.early_stopping, es_expected=config.es_expected)
+                                   early_stopping=config.early_stopping, es_expected=config.es_expected,
+                                   defer=self.equivalences.defer)
         self.budget = Budget(config.max_requests, config.max_bytes,
                              ckpt.BudgetJournal(store) if store is not None else None,
                              request_lease=getattr(store, "journal_lease", 1))
@@ -120,7 +126,8 @@ class Crawler:
         self.pool = self.downloader.pool  # (its threads' CPU time is the crawl's too)
         self.labeller = LinkLabeller(self.classifier, self.fetcher, self.links, self.run_state,
                                      enabled=self.policy.classifies_links)
-        self.redirects = Redirects(config.max_redirects, self.scope, self.links, self.robots, self.run_state.outcomes)
+        self.redirects = Redirects(config.max_redirects, self.scope, self.links, self.robots, self.run_state.outcomes,
+                                   self.equivalences)
         # The site memory's side: read at the start of a run (a warm run gets a plan), written at its end.
         self._memory: site_memory.SiteMemory | None = None
         self.changes = Changes(self.links)
@@ -128,7 +135,8 @@ class Crawler:
         self.manifest = Manifest(sink, self.links, self.run_state, self.changes)
         self.reader = PageReader(config, self.links, self.scope, self.robots, self.policy, self.labeller,
                                  self.scheduler, self.downloader, self.manifest, self.changes, self.observations,
-                                 record=memory is not None, finished=self._page_finished)
+                                 record=memory is not None, finished=self._page_finished,
+                                 outcomes=self.run_state.outcomes, equivalences=self.equivalences)
         self._asking: set[int] = set()  # links whose request is in flight or queued (along its redirects)
         self._awaiting = 0  # pages handed out without feedback
         self._checkpoint_due = False
@@ -294,8 +302,11 @@ class Crawler:
         self.changes.use(self._memory if "plan" in state else None)
         self.budget.restore(state["budget"]["requests"], state["budget"]["bytes"])
         for name, part in self._parts().items():
+            if name not in state and name in _ADDED_PARTS:
+                continue  # a checkpoint from before the part existed: it starts empty
             prefix = name + "."
             part.restore(state[name], {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+        self.scheduler.restore_later(self.links)
         if self.changes.memory is not None:
             self._warm_plan(state["plan"])
         self._pages_at_checkpoint = self.run_state.pages
@@ -344,7 +355,7 @@ class Crawler:
         parts: dict[str, ckpt.Saved] = {
             "run": self.run_state, "links": self.links, "policy": self.policy, "classifier": self.classifier,
             "scheduler": self.scheduler, "robots": self.robots, "changes": self.changes,
-            "observations": self.observations}
+            "observations": self.observations, "equivalences": self.equivalences}
         if self.scheduler.plan is not None:
             parts["plan"] = self.scheduler.plan
         return parts
@@ -474,7 +485,24 @@ class Crawler:
             # Validators of a known dataset or page; kept along redirects, so a file that moved can still
             # be a 304.
             job.conditions = self.changes.conditions(job.origin)
+            if job.owner is None and not job.start and not self._site_form(job):
+                self._asking.discard(job.origin)
+                self.reader.done(job, 0)
+                return
         self.downloader.send(job)
+
+    def _site_form(self, job: Job) -> bool:
+        """A page link queued before the site taught how its URLs are written is asked in the form the site
+        serves (as a redirect's next hop would be: the form joins the link table once answered); returns
+        False when that form is a known URL (the link is a copy, not asked)."""
+        form = self.equivalences.preferred(job.url, self.links)
+        if form == job.url:
+            return True
+        if form in self.links:
+            return False
+        if self.robots.allowed(form):
+            job.url, job.host, job.hops = form, host_of(form), 1
+        return True
 
     # -- one response ----------------------------------------------------------------------------------
     def _complete(self, job: Job, result: Response | BaseException) -> None:
@@ -488,6 +516,11 @@ class Crawler:
         self.run_state.count(resp)
         if job.hops:  # a hop's URL joins the link table only once its response is in
             self.redirects.answered(job)
+        if (resp.kind != "redirect" and (own := self.equivalences.fallback(job.url, resp)) is not None
+                and own not in self.links and self.robots.allowed(own)):
+            # A link rewritten by what the site taught failed: its own URL is asked, as a redirect's next hop.
+            self.downloader.queue(replace(job, url=own, host=host_of(own), hops=job.hops + 1), first=True)
+            return
         if resp.kind == "redirect":
             try:
                 hop = self.redirects.next_hop(job, resp)
@@ -508,5 +541,6 @@ class Crawler:
         """A page handed out by the scheduler (``link_id``) is done with: its feedback, then the crawl's tally."""
         if link_id is not None:
             self.policy.feedback(link_id, reward)
+            self.equivalences.page_done(self.links.urls[link_id], reward)
         self._awaiting -= 1
         self._after_page()

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import codecs
 import logging
+import re
 import threading
+from collections import Counter
 from collections.abc import Container
 from dataclasses import dataclass
 from email.message import Message
 from functools import lru_cache
+from typing import NamedTuple
 
 import lxml.etree
 
-from airflow_sbcrawl.crawler.urls import resolve, resolver
+from airflow_sbcrawl.crawler.urls import TOO_LONG, resolve, resolver, too_long
 
 log = logging.getLogger(__name__)
 
@@ -111,11 +114,13 @@ def _path_to(el: lxml.etree._Element, paths: dict[lxml.etree._Element, str]) -> 
 
 
 def extract_links(body: bytes, page_url: str, encoding: str | None = None,
-                  max_links: int | None = None, known: Container[str] | None = None) -> list[PageLink]:
+                  max_links: int | None = None, known: Container[str] | None = None,
+                  dropped: Counter[str] | None = None) -> list[PageLink]:
     """The a/area/iframe/frame links of a page, resolved against <base href> and normalised; only the first
     ``max_links`` link elements are read (the others are counted and logged). Links to ``known`` URLs are
     left out: the crawler has them already, and after a site's first pages they are most of a page's links
-    (its menus), whose tag paths and anchors would be worked out for nothing.
+    (its menus), whose tag paths and anchors would be worked out for nothing. Links longer than
+    ``urls.MAX_URL_LENGTH`` are dropped, and counted in ``dropped`` when given.
 
     Malformed HTML is parsed as browsers would (lxml's recovering parser); a body that is not HTML at all
     yields no links rather than an error."""
@@ -148,6 +153,8 @@ def extract_links(body: bytes, page_url: str, encoding: str | None = None,
             continue
         url = resolve_href(target)
         if url is None or (known is not None and url in known):
+            if url is None and dropped is not None and too_long(base, target):
+                dropped[TOO_LONG] += 1
             continue
         parent = el.getparent()
         label = _label(el)
@@ -165,3 +172,42 @@ def extract_links(body: bytes, page_url: str, encoding: str | None = None,
             anchor = " ".join(text.split())[:_MAX_ANCHOR] if text else ""
         links.append(PageLink(url, tag_path, anchor))
     return links
+
+
+class HeadLinks(NamedTuple):
+    """What a page's ``<head>`` says of its other URLs: its canonical URL and its language alternates."""
+
+    canonical: str | None
+    alternates: dict[str, str]  # hreflang value -> URL
+
+
+_HEAD_BYTES = 64 * 1024  # a <head> past this is not looked into
+_HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
+_LINK_TAG = re.compile(rb"<link\b[^>]*>", re.IGNORECASE)
+_ATTR = re.compile(rb"""([a-zA-Z:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+
+
+def head_links(body: bytes, page_url: str) -> HeadLinks:
+    """The ``<link rel=canonical>`` and ``<link rel=alternate hreflang=…>`` of a page's head, resolved
+    against the page's URL. Read from the raw bytes of the head only (a few kB), not from a second parse of
+    the whole page; an encoding other than ASCII-compatible ones is not looked into."""
+    head = body[:_HEAD_BYTES]
+    end = _HEAD_END.search(head)
+    if end is not None:
+        head = head[:end.start()]
+    canonical = None
+    alternates: dict[str, str] = {}
+    for tag in _LINK_TAG.finditer(head):
+        attrs = {m[1].decode("ascii").lower(): (m[2] or m[3] or m[4] or b"").decode("utf-8", "replace").strip()
+                 for m in _ATTR.finditer(tag[0])}
+        rel = attrs.get("rel", "").lower().split()
+        href = attrs.get("href")
+        if not href:
+            continue
+        if "canonical" in rel and canonical is None:
+            canonical = resolve(page_url, href)
+        elif "alternate" in rel and (lang := attrs.get("hreflang", "").lower()):
+            url = resolve(page_url, href)
+            if url is not None:
+                alternates.setdefault(lang, url)
+    return HeadLinks(canonical, alternates)

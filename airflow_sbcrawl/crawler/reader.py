@@ -9,15 +9,17 @@ the page that linked it, and adds its reward to that page's."""
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable
 
 from airflow_sbcrawl.crawler.budget import CrawlInterrupted
 from airflow_sbcrawl.crawler.classify import HTML, TARGET
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.downloader import Downloader
+from airflow_sbcrawl.crawler.equivalence import Equivalences
 from airflow_sbcrawl.crawler.fetch import Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
-from airflow_sbcrawl.crawler.html import charset_of, extract_links
+from airflow_sbcrawl.crawler.html import charset_of, extract_links, head_links
 from airflow_sbcrawl.crawler.labelling import LinkLabeller
 from airflow_sbcrawl.crawler.manifest import Manifest
 from airflow_sbcrawl.crawler.policies.base import NewLink, Policy
@@ -29,6 +31,7 @@ from airflow_sbcrawl.crawler.work import Job, PageWork
 
 log = logging.getLogger(__name__)
 
+OFF_SITE_PAGE = "link on a host allowed for files, not predicted a file (not fetched)"
 # A predicted target that turns out to be an HTML page is read for links; this bounds that nesting.
 _MAX_NESTING = 3
 
@@ -37,12 +40,14 @@ class PageReader:
     """Takes each answered request (``answer``) to what it means, queueing the requests a page's work needs
     on the ``downloader``; calls ``finished(link_id, reward)`` when the work of a page the scheduler handed
     out (``link_id``; None for the start page) is done. ``record``: the run keeps observations for a
-    site memory."""
+    site memory; ``outcomes`` counts the links dropped for their length; ``equivalences`` learns from the
+    pages read which URLs are one page, and says which form a new link is queued in."""
 
     def __init__(self, config: CrawlConfig, links: LinkTable, scope: Scope, robots: RobotsRules, policy: Policy,
                  labeller: LinkLabeller, scheduler: Scheduler, downloader: Downloader, manifest: Manifest,
                  changes: Changes, observations: Observations, *, record: bool,
-                 finished: Callable[[int | None, int], None]) -> None:
+                 finished: Callable[[int | None, int], None], outcomes: Counter[str],
+                 equivalences: Equivalences) -> None:
         self.config = config
         self.links = links
         self.scope = scope
@@ -56,6 +61,8 @@ class PageReader:
         self.observations = observations
         self.record = record
         self.finished = finished
+        self.outcomes = outcomes
+        self.equivalences = equivalences
         self.works: set[PageWork] = set()  # pages whose work is not done
         self.start_error = ""
 
@@ -100,6 +107,8 @@ class PageReader:
             self.policy.outcome(job.origin, resp.kind)
         if resp.kind == "html":
             self.labeller.learn(resp.url, HTML)
+            if self.links.urls[final_id] not in self.scope:
+                return 0  # a link to a host allowed for files only (a baseline policy's): never read as a page
             self._read_page(final_id, resp, job.owner, job.origin if job.owner is None and not job.start else None)
             return None
         if resp.kind == "target":
@@ -127,6 +136,8 @@ class PageReader:
             return self.manifest.store_target(job.link_id, job.origin, resp)
         if resp.kind == "html":
             self.labeller.learn(resp.url, HTML)
+            if self.links.urls[job.link_id] not in self.scope:
+                return 0  # on a host allowed for files only: a page there is never read
             self._read_page(job.link_id, resp, job.owner, None, nesting=job.nesting + 1)
             return None
         if resp.kind == "unchanged":
@@ -147,6 +158,13 @@ class PageReader:
     # -- reading a page --------------------------------------------------------------------------------
     def _read_page(self, page_id: int, resp: Response, parent: PageWork | None, feedback_id: int | None,
                    nesting: int = 0) -> None:
+        url = self.links.urls[page_id]
+        self.equivalences.page_read(url, resp.body)
+        head = head_links(resp.body, url)
+        if head.canonical is not None:
+            self.equivalences.canonical(url, head.canonical, self.links)
+        if head.alternates:
+            self.equivalences.alternates(url, head.alternates)
         work = PageWork(page_id, resp, nesting, parent, feedback_id)
         self.works.add(work)
         checks = self._observe(self.links.urls[page_id], resp)
@@ -195,11 +213,16 @@ class PageReader:
         depth = self.links.depth[work.page_id] + 1
         root = work.root()
         new: list[NewLink] = []
+        off_site: set[int] = set()  # new links on hosts allowed for files only
         for link in extract_links(resp.body, page_url, charset_of(resp.headers.get("content-type")),
-                                  self.config.max_links_per_page, known=self.links.ids):
-            url = link.url
-            if url in self.links or url not in self.scope or extension(url) in self.config.blocked_extensions:
+                                  self.config.max_links_per_page, known=self.links.ids, dropped=self.outcomes):
+            url = self.equivalences.preferred(link.url, self.links)
+            if url in self.links or extension(url) in self.config.blocked_extensions:
                 continue
+            if url not in self.scope:
+                if not self.scope.allows_file(url):
+                    continue
+                off_site.add(len(new))
             try:
                 allowed = self.robots.allowed(url)  # may fetch a new subdomain's robots.txt
             except CrawlInterrupted:
@@ -211,20 +234,23 @@ class PageReader:
                 new.append(NewLink(self.links.add(url, depth, work.page_id, link.tag_path), url, link.tag_path,
                                    link.anchor, depth))
         if not self.policy.classifies_links:
-            root.links.extend(new)
+            root.links.extend(new)  # (a file host's link that is a page is not read: _page_fetched)
             return
         pages: list[NewLink] = []
         handled = 0
         try:
-            for link, label in zip(new, self.labeller.labels(new), strict=True):
+            for i, (link, label) in enumerate(zip(new, self.labeller.labels(new), strict=True)):
                 if label == TARGET and work.nesting < _MAX_NESTING:
                     self.downloader.queue(self.job(link.id, work, target=True, nesting=work.nesting))
                     work.pending += 1
+                elif i in off_site:
+                    self.outcomes[OFF_SITE_PAGE] += 1
                 elif label is not None:
                     pages.append(link)
                 handled += 1
         except CrawlInterrupted:
-            pages.extend(new[handled:])  # not labelled yet: into the frontier, so a resume crawls them
+            # Not labelled yet: into the frontier, so a resume crawls them (a file host's as a file).
+            pages.extend(new[handled:])
             raise
         finally:
             root.links.extend(self.scheduler.claim(pages))

@@ -6,24 +6,27 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
+from airflow_sbcrawl.crawler.equivalence import Equivalences
 from airflow_sbcrawl.crawler.fetch import Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.robots import RobotsRules
-from airflow_sbcrawl.crawler.urls import Scope, host_of, resolve
+from airflow_sbcrawl.crawler.urls import TOO_LONG, Scope, host_of, resolve, too_long
 from airflow_sbcrawl.crawler.work import Job
 
 
 class Redirects:
     """Decides a redirect's next hop (``next_hop``); a hop's URL joins the link table once its answer is in
-    (``answered``). Why a redirect was not followed is counted in ``outcomes``."""
+    (``answered``). Why a redirect was not followed is counted in ``outcomes``; each redirect in scope
+    teaches ``equivalences`` a pair of equal URLs."""
 
     def __init__(self, max_redirects: int, scope: Scope, links: LinkTable, robots: RobotsRules,
-                 outcomes: Counter[str]) -> None:
+                 outcomes: Counter[str], equivalences: Equivalences) -> None:
         self.max_redirects = max_redirects
         self.scope = scope
         self.links = links
         self.robots = robots
         self.outcomes = outcomes
+        self.equivalences = equivalences
         self._asked: set[str] = set()  # URLs of hops sent and not answered yet
 
     def next_hop(self, job: Job, resp: Response) -> Job | None:
@@ -33,9 +36,14 @@ class Redirects:
             self.outcomes["too many redirects"] += 1
             return None
         target = resolve(job.url, resp.location or "")
-        if target is None or target not in self.scope:
+        if target is None and too_long(job.url, resp.location or ""):
+            self.outcomes[TOO_LONG] += 1
+            return None
+        # A link may move to a host allowed for files (what it finds there is never read as a page).
+        if target is None or not self.scope.allows_file(target):
             self.outcomes["redirect out of scope (not followed)"] += 1
             return None
+        self.equivalences.learn(job.url, target)  # the site's own word that both URLs are one page
         if target in self.links or target in self._asked:
             self.outcomes["redirect to a known URL (not followed)"] += 1
             return None

@@ -6,7 +6,9 @@ The engine asks ``next`` whenever the fetch pool has room; what it gets, in this
    link first; the policy never hands them out again;
 2. in a warm crawl, the plan's revisits and checks (``warm.plan``), which give the policy a turn every few
    links and hold it back while a listing page is out;
-3. the policy's pick.
+3. the policy's pick;
+4. links *deferred* when they were found (``defer``: copies of pages in another language that have revealed
+   nothing so far), handed to the policy once it has nothing else.
 
 ``ends_crawl`` is early stopping: a drought of new targets first gets one *last look* (the links the policy
 rates best, parked so they go next), and ends the crawl only if it lasts and the frontier promises little.
@@ -14,11 +16,12 @@ rates best, parked so they go next), and ends the crawl only if it lasts and the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from airflow_sbcrawl.crawler.earlystop import DroughtStop, EarlyStopping
+from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.policies.base import NewLink, Policy
 from airflow_sbcrawl.crawler.warm.plan import RevisitPlan
 
@@ -32,13 +35,16 @@ class Scheduler:
     ``early_stopping`` is on. Saves its own state (the parked links and the stopper's)."""
 
     def __init__(self, policy: Policy, stopper: DroughtStop | EarlyStopping, *, early_stopping: bool,
-                 es_expected: float) -> None:
+                 es_expected: float, defer: Callable[[str], bool] | None = None) -> None:
         self.policy = policy
         self.stopper = stopper
         self.plan: RevisitPlan | None = None
         self.early_stopping = early_stopping
         self.es_expected = es_expected
         self._parked: list[int] = []
+        self.defer = defer
+        self._later: list[NewLink] = []  # deferred links, for the policy once it has nothing else
+        self._later_ids: list[int] = []  # restored, until the link table is (``restore_later``)
         # Links of a drought's last look not sent yet (they are parked): no stop while there are some.
         # Not saved: a resumed crawl may stop before it sends them.
         self._last_look: set[int] = set()
@@ -51,6 +57,9 @@ class Scheduler:
             self._last_look.discard(link_id)
             return link_id
         link_id = self.plan.next(len(self.policy) > 0, in_flight) if self.plan is not None else None
+        if link_id is None and self._later and not len(self.policy):
+            self.policy.add(self._later)
+            self._later = []
         return link_id if link_id is not None else self.policy.next()
 
     def park(self, link_id: int) -> None:
@@ -72,7 +81,12 @@ class Scheduler:
         return self.plan.claim(pages) if self.plan is not None else list(pages)
 
     def add(self, links: Sequence[NewLink]) -> None:
-        """A page's new links, for the policy."""
+        """A page's new links, for the policy (those to defer once it has nothing else)."""
+        if self.defer is not None and links:
+            later = [link for link in links if self.defer(link.url)]
+            if later:
+                self._later.extend(later)
+                links = [link for link in links if link not in later]
         self.policy.add(links)
 
     def page_done(self, pages: int, targets: int) -> None:
@@ -114,8 +128,16 @@ class Scheduler:
         return {"parked": self._parked, "early_stopping": self.stopper.state()}
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {}
+        """The deferred links' ids (their URLs, depths and tag paths are in the link table)."""
+        return {"later": np.array([link.id for link in self._later], dtype=np.int64)} if self._later else {}
 
     def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
         self._parked = [int(x) for x in state["parked"]]
         self.stopper.restore(state["early_stopping"])
+        self._later_ids = [int(x) for x in arrays.get("later", [])]
+
+    def restore_later(self, links: LinkTable) -> None:
+        """After ``restore``: the deferred links back from the link table (restored by then)."""
+        self._later = [NewLink(i, links.urls[i], links.tag_path(i), "", links.depth[i])
+                       for i in self._later_ids]
+        self._later_ids = []

@@ -12,6 +12,10 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Characters left as they are when re-quoting a path or query; everything else is percent-encoded once.
 _SAFE_PATH = "/:@!$&'()*+,;=-._~%"
 _SAFE_QUERY = _SAFE_PATH + "?"
+# Longest URL the crawl keeps. Browsers and servers stop between 8 and 32 kB (a server answers 414 past
+# its limit); a page linking 60 kB URLs would otherwise fill memory, the frontier and every checkpoint.
+MAX_URL_LENGTH = 8192
+TOO_LONG = f"link longer than {MAX_URL_LENGTH} characters (dropped)"
 
 
 class InvalidURL(ValueError):
@@ -65,12 +69,26 @@ def _origin(base: str) -> str:
 
 
 def _resolve_uncached(base: str, href: str) -> str | None:
-    if not href or href.lower().startswith(_SKIPPED_SCHEMES):
+    if not href or len(href) > MAX_URL_LENGTH or href.lower().startswith(_SKIPPED_SCHEMES):
         return None
     try:
-        return normalize(urljoin(base, href))
+        url = normalize(urljoin(base, href))
     except (InvalidURL, ValueError):
         return None
+    return url if len(url) <= MAX_URL_LENGTH else None  # (percent-encoding can triple a length)
+
+
+def too_long(base: str, href: str) -> bool:
+    """Whether a link is dropped for its length (``MAX_URL_LENGTH``), as written or once normalised."""
+    href = href.strip()
+    if len(href) > MAX_URL_LENGTH:
+        return True
+    if len(href) <= MAX_URL_LENGTH // 3:  # percent-encoding at most triples a length
+        return False
+    try:
+        return len(normalize(urljoin(base, href))) > MAX_URL_LENGTH
+    except (InvalidURL, ValueError):
+        return False
 
 
 def host_of(url: str) -> str:
@@ -80,7 +98,8 @@ def host_of(url: str) -> str:
 
 
 def resolve(base: str, href: str) -> str | None:
-    """Absolute normalised URL of a link, or None for links that are not web pages (mailto:, tel:, …).
+    """Absolute normalised URL of a link, or None for links that are not web pages (mailto:, tel:, …) and
+    for URLs longer than ``MAX_URL_LENGTH``.
 
     Menus repeat the same hrefs on every page of a site, so results are cached; an absolute href does not
     depend on the base at all, a root-relative one only on its origin."""
@@ -98,6 +117,9 @@ def resolver(base: str) -> Callable[[str], str | None]:
         if url is not _MISSING:
             return url  # type: ignore[return-value]
         stripped = href.strip()
+        if len(stripped) > MAX_URL_LENGTH:
+            page[href] = None  # not cached across pages: a long href would hold its memory there
+            return None
         if stripped.startswith(("http://", "https://")):
             key = ("", stripped)
         elif stripped.startswith("/") and not stripped.startswith("//"):
@@ -131,13 +153,35 @@ def origin_port(parts) -> tuple[str, int]:
     return scheme, port if port is not None else _DEFAULT_PORTS.get(scheme, 0)
 
 
+def target_host(entry: str) -> str:
+    """A host allowed for files off the site, as given ("data.example.org", "cdn.example.org:8443", or a
+    URL on it), in the form ``Scope.allows_file`` compares: lower-case, IDNA, the port only when it is not
+    80 or 443. Raises InvalidURL."""
+    entry = entry.strip()
+    if not entry:
+        raise InvalidURL("an empty host name")
+    url = normalize(entry if "//" in entry else f"http://{entry}")
+    if urlsplit(url).path not in ("", "/") and "//" not in entry:
+        raise InvalidURL(f"{entry!r} is not a host name (a host name has no path)")
+    netloc = host_of(url)
+    if netloc.endswith((":80", ":443")):
+        netloc = netloc.rsplit(":", 1)[0]
+    return netloc
+
+
 class Scope:
     """URLs whose host is the start host or one of its subdomains, a leading "www." ignored on both, on the
     start URL's scheme and port. Another port of the same host is another service (an admin console, a
     database), so it is out of scope; the one exception is http on port 80 upgraded to https on 443, which
-    is how sites move to TLS."""
+    is how sites move to TLS.
 
-    def __init__(self, start_url: str) -> None:
+    ``target_hosts`` (as ``target_host`` gives them) are other hosts, and their subdomains, whose files the
+    site's pages may link (a data portal, a CDN): such a URL is not in the scope (never crawled as a page)
+    but ``allows_file``."""
+
+    def __init__(self, start_url: str, target_hosts: tuple[str, ...] = ()) -> None:
+        self.target_hosts = tuple(target_hosts)
+        self._file_suffixes = tuple("." + h for h in self.target_hosts if ":" not in h)
         parts = urlsplit(start_url)
         self.root = site_host(parts.hostname or "")
         self._suffix = "." + self.root
@@ -160,6 +204,17 @@ class Scope:
                 self._known.clear()
             known = self._known[prefix] = self._contains(url)
         return known
+
+    def allows_file(self, url: str) -> bool:
+        """Whether ``url`` may be fetched as a file: in the scope, or on one of the target hosts."""
+        if url in self:
+            return True
+        if not self.target_hosts:
+            return False
+        netloc = host_of(url)
+        if netloc.endswith((":80", ":443")):
+            netloc = netloc.rsplit(":", 1)[0]
+        return netloc in self.target_hosts or netloc.endswith(self._file_suffixes)
 
     def _contains(self, url: str) -> bool:
         parts = urlsplit(url)

@@ -1,0 +1,338 @@
+"""URL equivalences learned from a site, and files on other hosts (issue 19 items 2 and 5), with the CLI
+crawler against real HTTP servers on 127.0.0.1: what each server was asked is the evidence."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from airflow_sbcrawl import cli
+from airflow_sbcrawl.crawler.equivalence import Equivalences
+from airflow_sbcrawl.crawler.fetch import Response
+from airflow_sbcrawl.crawler.html import head_links
+
+FAST = ["--delay", "0", "--quiet", "--no-report", "--no-early-stopping"]
+CSV = b"year,value\n2020,1\n2021,2\n"
+SECTIONS = 12
+
+
+class Server(http.server.ThreadingHTTPServer):
+    """A site on 127.0.0.1: ``route(path)`` gives (status, content type, body, extra headers); every request
+    is logged as (method, path, time)."""
+
+    daemon_threads = True
+
+    def __init__(self, route: Callable[[str], tuple[int, str, bytes, dict[str, str]]]) -> None:
+        self.route = route
+        self.log: list[tuple[str, str, float]] = []
+        super().__init__(("127.0.0.1", 0), _Handler)
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    @property
+    def host(self) -> str:
+        return f"127.0.0.1:{self.server_address[1]}"
+
+    def gets(self) -> list[str]:
+        return [path for method, path, _ in self.log if method == "GET"]
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: Server
+
+    def _answer(self, head_only: bool) -> None:
+        self.server.log.append((self.command, self.path, time.monotonic()))
+        status, ctype, body, extra = self.server.route(self.path)
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in extra.items():
+            self.send_header(key, value)
+        self.end_headers()
+        if not head_only:
+            self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._answer(False)
+
+    def do_HEAD(self) -> None:
+        self._answer(True)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def html(body: str, head: str = "") -> tuple[int, str, bytes, dict[str, str]]:
+    return 200, "text/html; charset=utf-8", f"<html><head>{head}</head><body>{body}</body></html>".encode(), {}
+
+
+def redirect(location: str) -> tuple[int, str, bytes, dict[str, str]]:
+    return 301, "text/html", b"", {"Location": location}
+
+
+NOT_FOUND = (404, "text/html", b"<html><body>not found</body></html>", {})
+ALLOW_ALL = (200, "text/plain", b"User-agent: *\nAllow: /\n", {})
+
+
+@pytest.fixture
+def servers(monkeypatch):
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    started: list[Server] = []
+
+    def start(route) -> Server:
+        started.append(Server(route))
+        return started[-1]
+
+    yield start
+    for srv in started:
+        srv.shutdown()
+        srv.server_close()
+
+
+def crawl(srv: Server, out: Path, capsys, *extra: str) -> tuple[int, str]:
+    code = cli.main(["crawl", f"http://{srv.host}/", "--out", str(out), *FAST, *extra])
+    return code, capsys.readouterr().out
+
+
+def stored(out: Path) -> set[str]:
+    rows = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines() if line.strip()]
+    return {row["final_url"] for row in rows if row.get("status") in ("new", "changed")}
+
+
+# -- a site of sections linked without their trailing slash, with shadow copies and index pages ---------
+def _section(n: int) -> str:
+    """Section n's page: its file, its subpage (linked without the slash), the next section's shadow copy
+    (a double slash, as prev/next buttons built from a base URL ending in / link it), its own index.html,
+    and every section without the slash (a menu). Every page names the home page canonical, as many
+    templates do."""
+    menu = "".join(f'<a href="/sec{k}">{k}</a>' for k in range(SECTIONS))
+    nxt = (n + 1) % SECTIONS
+    return (f'<ul>{menu}</ul><a href="/sec{n}/data.csv">data</a><a href="/sec{n}/more">more</a>'
+            f'<a href="//sec{nxt}/">next</a><a href="/sec{n}/index.html">this page</a>')
+
+
+def slash_site(path: str) -> tuple[int, str, bytes, dict[str, str]]:
+    canonical = '<link rel="canonical" href="/"><link rel="icon" href="">'
+    if path == "/robots.txt":
+        return ALLOW_ALL
+    if path == "/":
+        return html('<a href="/sec0">first</a>', canonical)
+    if path == "/about":  # a page served without the slash: its slash form does not exist
+        return html('<a href="/about-data.csv">about data</a>', canonical)
+    if path.endswith(".csv"):
+        return 200, "text/csv", CSV, {}
+    parts = [p for p in path.split("/") if p]
+    if not parts or not parts[0].startswith("sec"):
+        return NOT_FOUND
+    n = int(parts[0][3:])
+    if len(parts) == 1 and not path.endswith("/"):
+        return redirect(f"/sec{n}/")
+    if len(parts) == 2 and parts[1] == "more":
+        return redirect(f"/sec{n}/more/") if not path.endswith("/") else html(
+            f'<a href="/sec{n}/more.csv">more data</a><a href="/about">about</a>', canonical)
+    if len(parts) == 1 or parts[1] == "index.html":  # /secN/, //secN/ and /secN/index.html: one page
+        return html(_section(n), canonical)
+    return NOT_FOUND
+
+
+def test_redirects_shadows_and_index_pages_teach_equivalences(servers, tmp_path, capsys):
+    """A site whose links lack the trailing slash (each a 301), with double-slash shadow copies of its
+    sections and their index.html: once the site has shown each equivalence twice, links are asked in the
+    form the site serves and copies of known URLs are not asked at all; every file is still found,
+    including the one of a page that exists only without the slash (a wrong rewrite falls back)."""
+    srv = servers(slash_site)
+    code, out = crawl(srv, tmp_path, capsys, "--max-requests", "400", "--concurrency", "1")
+    assert code == 0
+    gets = srv.gets()
+    expected = ({f"http://{srv.host}/sec{n}/data.csv" for n in range(SECTIONS)}
+                | {f"http://{srv.host}/sec{n}/more.csv" for n in range(SECTIONS)} | {f"http://{srv.host}/about-data.csv"})
+    assert stored(tmp_path) == expected
+    redirected = [p for p in gets if slash_site(p)[0] == 301]
+    # Without the equivalences: 2 x 12 redirects (sections and subpages), 12 shadows, 12 index pages.
+    assert len(redirected) <= 6, redirected
+    assert sum(p.startswith("//") for p in gets) <= 3
+    assert sum(p.endswith("/index.html") for p in gets) <= 3
+    assert len(gets) == len(set(gets)), Counter(gets).most_common(3)
+    assert "link rewritten to the form the site serves" in out and "rewritten link failed" in out, out
+
+
+def test_equivalences_need_the_site_to_show_them():
+    """Rewrites are applied on a host only after two pairs there; a canonical link no rewrite explains
+    (every page naming the home page) teaches nothing; a failed rewrite gives back the link's own URL."""
+    eq = Equivalences(Counter())
+    known: set[str] = set()
+    assert eq.preferred("http://a.example/x", known) == "http://a.example/x"
+    assert eq.learn("http://a.example/p", "http://a.example/p/")
+    assert eq.preferred("http://a.example/x", known) == "http://a.example/x"  # one pair is not enough
+    eq.learn("http://a.example/q", "http://a.example/q/")
+    assert eq.preferred("http://a.example/x", known) == "http://a.example/x/"
+    assert eq.preferred("http://b.example/x", known) == "http://b.example/x"  # another host learned nothing
+    assert eq.preferred("http://a.example/x.csv", known) == "http://a.example/x.csv"
+    known.add("http://a.example/y/")
+    assert eq.copy_of("http://a.example/y", known) == "http://a.example/y/"
+    for n in range(5):
+        eq.canonical(f"http://a.example/page{n}/", "http://a.example/", known)
+    assert eq.copy_of("http://a.example/", known) is None
+    assert eq.fallback("http://a.example/x/", Response("http://a.example/x/", "GET", 404)) == "http://a.example/x"
+    assert eq.fallback("http://a.example/x/", Response("http://a.example/x/", "GET", 404)) is None
+    assert eq.page_read("http://a.example//z/", b"<html>z</html>") is None
+    assert eq.page_read("http://a.example/z/", b"<html>z</html>") == "http://a.example//z/"
+
+
+def test_head_links_reads_canonical_and_language_alternates():
+    body = (b'<html><head><link rel="icon" href=""><link rel=canonical href="/en/x/">'
+            b"<link rel='alternate' hreflang='es' href='/es/x/'><link rel=alternate hreflang=FR href=/fr/x/>"
+            b'</head><body><link rel="canonical" href="/not-in-head/"></body></html>')
+    links = head_links(body, "http://a.example/x/")
+    assert links.canonical == "http://a.example/en/x/"
+    assert links.alternates == {"es": "http://a.example/es/x/", "fr": "http://a.example/fr/x/"}
+    assert head_links(b"not html at all", "http://a.example/") == (None, {})
+
+
+# -- files on another host --------------------------------------------------------------------------------
+def _file_host(path: str) -> tuple[int, str, bytes, dict[str, str]]:
+    if path == "/robots.txt":
+        return 200, "text/plain", b"User-agent: *\nDisallow: /private/\n", {}
+    if path.endswith(".csv"):
+        return 200, "text/csv", CSV, {}
+    if path == "/portal.html":  # a page on the file host: never read, so its file is never found
+        return html('<a href="/files/hidden.csv">hidden</a>')
+    return NOT_FOUND
+
+
+def _two_hosts(servers):
+    files, other = servers(_file_host), servers(_file_host)
+
+    def site(path: str) -> tuple[int, str, bytes, dict[str, str]]:
+        if path == "/robots.txt":
+            return ALLOW_ALL
+        if path == "/":
+            links = [f"http://{files.host}/files/{n}.csv" for n in range(6)] + [
+                f"http://{files.host}/private/secret.csv", f"http://{files.host}/portal.html",
+                f"http://{other.host}/files/elsewhere.csv", "/moves-to-cdn.csv", "/moves-away.csv", "/local.csv"]
+            return html("".join(f'<a href="{u}">{u}</a>' for u in links))
+        if path == "/moves-to-cdn.csv":
+            return redirect(f"http://{files.host}/files/moved.csv")
+        if path == "/moves-away.csv":
+            return redirect(f"http://{other.host}/files/moved.csv")
+        if path == "/local.csv":
+            return 200, "text/csv", CSV, {}
+        return NOT_FOUND
+
+    return servers(site), files, other
+
+
+def test_files_on_an_allowed_host_are_fetched_politely(servers, tmp_path, capsys):
+    """With --target-host, the site's links to files on that host are fetched (its robots.txt obeyed, one
+    request at a time spaced by the delay), a redirect from the site to it followed for a file; its pages
+    are never read; a host not allowed gets nothing, not even through a redirect."""
+    site, files, other = _two_hosts(servers)
+    code = cli.main(["crawl", f"http://{site.host}/", "--out", str(tmp_path), "--delay", "0.2", "--quiet",
+                     "--no-report", "--no-early-stopping", "--max-requests", "60", "--target-host", files.host])
+    assert code == 0
+    got = stored(tmp_path)
+    assert {f"http://{files.host}/files/{n}.csv" for n in range(6)} <= got
+    assert f"http://{files.host}/files/moved.csv" in got and f"http://{site.host}/local.csv" in got
+    file_gets = files.gets()
+    assert "/robots.txt" in file_gets
+    assert "/private/secret.csv" not in file_gets and "/files/hidden.csv" not in file_gets
+    assert other.log == []
+    times = [t for _, _, t in files.log]
+    # Arrival times jitter on a loaded machine; their span cannot shrink by more than the first one's lateness.
+    assert len(times) >= 8 and times[-1] - times[0] >= 0.9 * 0.2 * (len(times) - 1), "the host's delay not kept"
+
+
+def test_files_on_another_host_are_not_fetched_unless_allowed(servers, tmp_path, capsys):
+    site, files, other = _two_hosts(servers)
+    code, _ = crawl(site, tmp_path, capsys, "--max-requests", "60")
+    assert code == 0
+    assert files.log == [] and other.log == []
+    assert stored(tmp_path) == {f"http://{site.host}/local.csv"}
+
+
+# -- language copies ---------------------------------------------------------------------------------------
+PAGES = 30
+
+
+def language_site(own_files: bool) -> Callable[[str], tuple[int, str, bytes, dict[str, str]]]:
+    """A chain of English indicator pages, each with Spanish and French copies (hreflang alternates and a
+    language switcher); the copies link the English page's file, or (``own_files``) their own translated
+    file."""
+
+    def route(path: str) -> tuple[int, str, bytes, dict[str, str]]:
+        if path == "/robots.txt":
+            return ALLOW_ALL
+        if path == "/":
+            return html('<nav><a href="/en/i0/">indicators</a></nav>')
+        if path.endswith(".csv"):
+            return 200, "text/csv", CSV, {}
+        parts = [p for p in path.split("/") if p]
+        if len(parts) != 2 or parts[0] not in ("en", "es", "fr") or not parts[1].startswith("i"):
+            return NOT_FOUND
+        lang, page = parts
+        head = "".join(f'<link rel="alternate" hreflang="{lg}" href="/{lg}/{page}/">' for lg in ("en", "es", "fr"))
+        # The language switcher and the next page, in one menu: a policy cannot tell them apart by markup.
+        switcher = "".join(f'<a href="/{lg}/{page}/">{lg}</a>' for lg in ("en", "es", "fr"))
+        switcher += f'<a href="/{lang}/i{int(page[1:]) + 1}/">next</a>' if int(page[1:]) + 1 < PAGES else ""
+        data = f"/data/{lang}/{page}.csv" if own_files else f"/data/{page}.csv"
+        return html(f'<nav>{switcher}</nav><h1>{lang}: indicator {page}</h1><p><a href="{data}">download</a></p>',
+                    head)
+
+    return route
+
+
+def test_language_copies_that_reveal_nothing_are_deferred_not_dropped(servers, tmp_path, capsys):
+    """(The default policy already crawls these copies late here: the test shows the deferral happens and
+    loses nothing, not that it changes the order.)"""
+    srv = servers(language_site(own_files=False))
+    code, out = crawl(srv, tmp_path, capsys, "--max-requests", "200", "--concurrency", "1")
+    assert code == 0
+    gets = srv.gets()
+    pages = [p for p in gets if p.startswith(("/en/", "/es/", "/fr/"))]
+    assert len(pages) == 3 * PAGES  # every copy is still crawled in the end
+    assert stored(tmp_path) == {f"http://{srv.host}/data/i{n}.csv" for n in range(PAGES)}
+    deferred = int(out.split("language copy deferred (its language's copies revealed nothing): ")[1].split(",")[0])
+    assert deferred >= PAGES, out  # most copies were put off, once each language had shown 4 barren ones
+
+
+def test_language_copies_with_their_own_files_are_not_deferred(servers, tmp_path, capsys):
+    srv = servers(language_site(own_files=True))
+    code, out = crawl(srv, tmp_path, capsys, "--max-requests", "200", "--concurrency", "1")
+    assert code == 0
+    assert len(stored(tmp_path)) == 3 * PAGES
+    assert "language copy deferred" not in out
+
+
+def test_target_hosts_in_the_config_the_providers_list_and_the_trigger_form(tmp_path):
+    from airflow_sbcrawl.crawler.config import ConfigError, CrawlConfig
+    from airflow_sbcrawl.params import crawl_params
+    from airflow_sbcrawl.settings import read_providers
+
+    config = CrawlConfig("https://stats.example/", target_hosts=("Data.Example.org", "cdn.example.net:8443",
+                                                                  "https://files.example.com/"))
+    assert config.target_hosts == ("data.example.org", "cdn.example.net:8443", "files.example.com")
+    assert CrawlConfig.from_dict(config.to_dict()).target_hosts == config.target_hosts
+    with pytest.raises(ConfigError, match="target_hosts"):
+        CrawlConfig("https://stats.example/", target_hosts=("data.example.org/some/path",))
+    providers = tmp_path / "providers.yaml"
+    providers.write_text("providers:\n"
+                         "  - {id: good, start_url: 'https://stats.example/', target_hosts: [data.example.org]}\n"
+                         "  - {id: bad, start_url: 'https://stats.example/', target_hosts: ['a b/c']}\n")
+    found = read_providers(providers)
+    assert [p.id for p in found.providers] == ["good"]
+    assert found.providers[0].options() == {"target_hosts": ["data.example.org"]}
+    assert len(found.errors) == 1 and "bad" in found.errors[0] and "target_hosts" in found.errors[0]
+    param = crawl_params()["target_hosts"]
+    assert param.value == [] and param.schema["items"]["pattern"]
+
+
+def test_a_bad_target_host_on_the_command_line_is_a_clear_error(tmp_path, capsys):
+    code = cli.main(["crawl", "https://stats.example/", "--out", str(tmp_path), "--target-host", "a b/c"])
+    assert code == 2 and "target_hosts" in capsys.readouterr().err
