@@ -9,6 +9,7 @@ from typing import Any
 
 from airflow_sbcrawl import __version__
 from airflow_sbcrawl.crawler.addresses import start_url_problem
+from airflow_sbcrawl.crawler.linktext import GROUPS as LINK_GROUPS
 from airflow_sbcrawl.crawler.mimes import BLOCKED_EXTENSIONS, BLOCKED_MIME_PREFIXES, TARGET_MIME_TYPES
 from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, POLICIES, REGISTRY
 from airflow_sbcrawl.crawler.urls import InvalidURL, normalize
@@ -47,6 +48,9 @@ class CrawlConfig:
     bandit_epsilon: float = 1e-6
     # Not in the paper: the default policy's credit for the links a page reveals (see policies.sb).
     credit_gamma: float = 0.9
+    # Not in the paper: the parts of a link (anchor, title, row, url) whose words the default policy learns
+    # from to order the links of one action (see linktext); empty = none.
+    link_context: tuple[str, ...] = ("anchor", "title", "row", "url")
     # Online URL classifier (§3.3): batch size b, first batch labelled by HEAD requests.
     batch_size: int = 10
 
@@ -138,6 +142,9 @@ class CrawlConfig:
             raise ConfigError(f"need 0 < dim_log2 < hash_width <= 62, got {self.dim_log2}, {self.hash_width}")
         if self.stop_rule not in ("", "drought", "paper"):
             raise ConfigError(f"stop_rule must be drought or paper, got {self.stop_rule!r}")
+        unknown = set(self.link_context) - set(LINK_GROUPS)
+        if unknown:
+            raise ConfigError(f"link_context: {', '.join(sorted(unknown))} not among {', '.join(LINK_GROUPS)}")
         if self.es_expected <= 0:
             raise ConfigError(f"es_expected must be > 0, got {self.es_expected!r}")
         if not 0 <= self.es_share <= 10:
@@ -171,7 +178,7 @@ class CrawlConfig:
         if unknown:
             raise ConfigError(f"unknown crawl settings: {', '.join(unknown)}")
         data = dict(data)
-        for key in ("target_mime_types", "blocked_mime_prefixes"):
+        for key in ("target_mime_types", "blocked_mime_prefixes", "link_context"):
             if key in data:
                 data[key] = tuple(data[key])
         if "blocked_extensions" in data:

@@ -196,7 +196,8 @@ class PageReader:
         root = work.root()
         new: list[NewLink] = []
         for link in extract_links(resp.body, page_url, charset_of(resp.headers.get("content-type")),
-                                  self.config.max_links_per_page, known=self.links.ids):
+                                  self.config.max_links_per_page, known=self.links.ids,
+                                  rows=self.policy.reads_rows):
             url = link.url
             if url in self.links or url not in self.scope or extension(url) in self.config.blocked_extensions:
                 continue
@@ -209,7 +210,7 @@ class PageReader:
                 raise
             if allowed:
                 new.append(NewLink(self.links.add(url, depth, work.page_id, link.tag_path), url, link.tag_path,
-                                   link.anchor, depth))
+                                   link.anchor, depth, link.title, link.row))
         if not self.policy.classifies_links:
             root.links.extend(new)
             return
