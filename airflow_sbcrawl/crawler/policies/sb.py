@@ -155,8 +155,9 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
 
     Link text. Siblings of one template often differ only in what the page says beside them: an
     indicator's "Reported online" or "Exploring data sources", a row's "CSV, 2024". The words of each
-    link's anchor, title, row and URL (``link_context``) feed an online model of "the page paid" (a new
-    target, or credit above the average page; ``linktext``), learned from this site's pages only. Once it
+    link's anchor, title, row and URL (``link_context``) feed an online model of "the page paid" (it held
+    a new target; ``linktext``), learned from this site's pages only (labelling pages whose credit beat the
+    average as paid too did no better on the development sites). Once it
     has seen pages of both kinds, a template's next link is the best of a random sample of its links within
     ``_TEXT_REACH`` levels of the top, by level plus ``_TEXT_WEIGHT`` times the model's log-odds; before,
     the draw is the uniform one above.
@@ -360,7 +361,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         credit = reward + self.gamma * surplus
         words = self._words.pop(link_id, None)
         if words is not None and pending is not None:
-            self.text.learn(words, reward > 0 or credit > max(self.rho, _MIN_SCALE))
+            self.text.learn(words, reward > 0)
         rich_from = self._rich_threshold()
         rich = pending is not None and reward >= rich_from
         self._release(credit, follow=rich)
