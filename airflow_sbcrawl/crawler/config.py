@@ -60,7 +60,9 @@ class CrawlConfig:
     # kappa times.
     early_stopping: bool = True
     stop_rule: str = ""  # "" = the policy's own: "drought" for the default policy, "paper" for the others
-    es_min_pages: int = 300
+    # 50, not 300: on a site of a few hundred pages a 300-page floor outlasted the site, so the crawl never
+    # stopped after its last dataset (the rate and share terms size the window on larger sites).
+    es_min_pages: int = 50
     es_expected: float = 30.0
     es_share: float = 0.5
     es_window: int = 1000
