@@ -27,23 +27,31 @@ def link_features(groups: Iterable[str], url: str, anchor: str, title: str, row:
     """The hashed word features of a link (int32 indices, one per distinct word of each group read), each
     word tagged with its group, so "data" in an anchor and "data" in a URL are two features."""
     texts = {"anchor": anchor, "title": title, "row": row}
-    words: set[str] = set()
+    found: list[int] = []
     for group in groups:
-        if group == "url":
-            path = url.partition("://")[2].partition("/")[2]  # the host is the same for every link of a site
-            text = path
-        else:
-            text = texts[group]
+        # The host is the same for every link of a site: a URL's words are those of its path.
+        text = url.partition("://")[2].partition("/")[2] if group == "url" else texts[group]
         if not text:
             continue
-        found = _WORD.findall(_DIGITS.sub("0", text.lower()))[:_MAX_WORDS]
-        words.update(f"{group[0]}:{w}" for w in found)
-    if not words:
+        hashes = _HASHES[group]
+        for word in _WORD.findall(_DIGITS.sub("0", text.lower()))[:_MAX_WORDS]:
+            index = hashes.get(word)
+            if index is None:
+                if len(hashes) >= _HASHES_MAX:
+                    hashes.clear()
+                index = hashes[word] = zlib.crc32(f"{group[0]}:{word}".encode()) & _MASK
+            found.append(index)
+    if not found:
         return _EMPTY
-    mask = (1 << _DIM_LOG2) - 1
-    return np.fromiter((zlib.crc32(w.encode()) & mask for w in words), dtype=np.int32, count=len(words))
+    unique = dict.fromkeys(found)  # in first-seen order: the same array for the same words, every run
+    return np.fromiter(unique, dtype=np.int32, count=len(unique))
 
 
+# Each group's words to their feature index: a site's words repeat on every page, and hashing them again
+# cost more than the rest of a link's handling.
+_HASHES: dict[str, dict[str, int]] = {group: {} for group in GROUPS}
+_HASHES_MAX = 200_000
+_MASK = (1 << _DIM_LOG2) - 1
 _EMPTY = np.zeros(0, dtype=np.int32)
 
 
@@ -66,10 +74,13 @@ class LinkTextModel:
 
     def scores(self, features: list[np.ndarray]) -> np.ndarray:
         """The decision value (log-odds that the page pays) of each link."""
-        out = np.empty(len(features))
-        for i, idx in enumerate(features):
-            out[i] = self.coef[idx].sum() / np.sqrt(len(idx)) if len(idx) else 0.0
-        return out + self.intercept
+        n = len(features)
+        if not n:
+            return np.zeros(0)
+        lengths = np.fromiter(map(len, features), dtype=np.int64, count=n)
+        rows = np.repeat(np.arange(n), lengths)
+        sums = np.bincount(rows, weights=self.coef[np.concatenate(features)], minlength=n)
+        return sums / np.sqrt(np.maximum(lengths, 1)) + self.intercept
 
     def learn(self, features: np.ndarray, paid: bool) -> None:
         """One SGD step on one link whose page was fed back."""
