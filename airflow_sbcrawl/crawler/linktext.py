@@ -33,24 +33,38 @@ def link_features(groups: Iterable[str], url: str, anchor: str, title: str, row:
         text = url.partition("://")[2].partition("/")[2] if group == "url" else texts[group]
         if not text:
             continue
-        hashes = _HASHES[group]
-        for word in _WORD.findall(_DIGITS.sub("0", text.lower()))[:_MAX_WORDS]:
-            index = hashes.get(word)
-            if index is None:
-                if len(hashes) >= _HASHES_MAX:
-                    hashes.clear()
-                index = hashes[word] = zlib.crc32(f"{group[0]}:{word}".encode()) & _MASK
-            found.append(index)
+        cache = _TEXTS[group]
+        indices = cache.get(text)
+        if indices is None:
+            if len(cache) >= _CACHE_MAX:
+                cache.clear()
+            indices = cache[text] = _indices(group, text)
+        found.extend(indices)
     if not found:
         return _EMPTY
     unique = dict.fromkeys(found)  # in first-seen order: the same array for the same words, every run
     return np.fromiter(unique, dtype=np.int32, count=len(unique))
 
 
-# Each group's words to their feature index: a site's words repeat on every page, and hashing them again
-# cost more than the rest of a link's handling.
+def _indices(group: str, text: str) -> list[int]:
+    """The feature indices of one part's words."""
+    hashes = _HASHES[group]
+    out = []
+    for word in _WORD.findall(_DIGITS.sub("0", text.lower()))[:_MAX_WORDS]:
+        index = hashes.get(word)
+        if index is None:
+            if len(hashes) >= _CACHE_MAX:
+                hashes.clear()
+            index = hashes[word] = zlib.crc32(f"{group[0]}:{word}".encode()) & _MASK
+        out.append(index)
+    return out
+
+
+# Each part's texts and words to their feature indices: a site's anchors, rows and words repeat on every
+# page, and working them out again cost more than the rest of a link's handling.
+_TEXTS: dict[str, dict[str, list[int]]] = {group: {} for group in GROUPS}
 _HASHES: dict[str, dict[str, int]] = {group: {} for group in GROUPS}
-_HASHES_MAX = 200_000
+_CACHE_MAX = 100_000
 _MASK = (1 << _DIM_LOG2) - 1
 _EMPTY = np.zeros(0, dtype=np.int32)
 
