@@ -14,6 +14,7 @@ import pytest
 
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
 from airflow_sbcrawl.crawler.actions import ActionIndex
+from airflow_sbcrawl.crawler.earlystop import make_stopper
 from airflow_sbcrawl.crawler.frontier import LeveledQueue
 from airflow_sbcrawl.crawler.html import extract_links
 from airflow_sbcrawl.crawler.linktext import LinkTextModel, link_features
@@ -226,3 +227,17 @@ def test_a_crawl_learns_the_anchor_words_of_pages_with_data(tmp_path):
     # file. With them, only the few met before the model has seen both kinds.
     assert without >= 20
     assert with_words <= 10
+
+
+def test_the_default_drought_rule_stops_a_small_site_soon_after_its_last_dataset():
+    # A 400-page site: 100 targets in its first 150 pages, nothing after. The window is the crawl's own:
+    # max(floor, 30 / rate, half the pages before the last target) = 75 pages, not a fixed 300 that outlasts
+    # the site.
+    stop = make_stopper("drought", CrawlConfig(start_url="http://h.example/"))
+    stopped_at = None
+    for page in range(1, 401):
+        stop.update(page, min(100, (page * 2) // 3))
+        if stop.should_stop:
+            stopped_at = page
+            break
+    assert stopped_at is not None and 150 < stopped_at <= 150 + 80
