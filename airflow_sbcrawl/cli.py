@@ -50,6 +50,9 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
                         "e.g. a data portal or a CDN: its files are fetched, its pages never crawled (repeatable)")
     p.add_argument("--theta", type=float, default=0.75)
     p.add_argument("--alpha", type=float, default=2 * 2**0.5)
+    p.add_argument("--link-context", metavar="PARTS",
+                   help="comma-separated parts of a link whose words the default policy learns from to order "
+                        "links (anchor, title, row, url; default all of them; 'none' for none)")
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for sites you own)")
     p.add_argument("--no-early-stopping", action="store_true")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
@@ -109,6 +112,9 @@ def cmd_crawl(args: argparse.Namespace) -> int:
             options["target_mime_types"] = tuple(args.target_types)
         if args.target_hosts:
             options["target_hosts"] = tuple(args.target_hosts)
+        if args.link_context is not None:
+            parts = [] if args.link_context == "none" else args.link_context.split(",")
+            options["link_context"] = tuple(part.strip() for part in parts if part.strip())
         config = CrawlConfig(
             start_url=args.url, max_requests=args.max_requests, max_bytes=args.max_bytes, delay=args.delay,
             concurrency=args.concurrency,

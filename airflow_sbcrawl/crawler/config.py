@@ -9,6 +9,7 @@ from typing import Any
 
 from airflow_sbcrawl import __version__
 from airflow_sbcrawl.crawler.addresses import start_url_problem
+from airflow_sbcrawl.crawler.linktext import GROUPS as LINK_GROUPS
 from airflow_sbcrawl.crawler.mimes import BLOCKED_EXTENSIONS, BLOCKED_MIME_PREFIXES, TARGET_MIME_TYPES
 from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, POLICIES, REGISTRY
 from airflow_sbcrawl.crawler.urls import MAX_URL_LENGTH, InvalidURL, normalize, target_host
@@ -47,6 +48,9 @@ class CrawlConfig:
     bandit_epsilon: float = 1e-6
     # Not in the paper: the default policy's credit for the links a page reveals (see policies.sb).
     credit_gamma: float = 0.9
+    # Not in the paper: the parts of a link (anchor, title, row, url) whose words the default policy learns
+    # from to order the links of one action (see linktext); empty = none.
+    link_context: tuple[str, ...] = ("anchor", "title", "row", "url")
     # Online URL classifier (§3.3): batch size b, first batch labelled by HEAD requests.
     batch_size: int = 10
 
@@ -56,7 +60,9 @@ class CrawlConfig:
     # kappa times.
     early_stopping: bool = True
     stop_rule: str = ""  # "" = the policy's own: "drought" for the default policy, "paper" for the others
-    es_min_pages: int = 300
+    # 50, not 300: on a site of a few hundred pages a 300-page floor outlasted the site, so the crawl never
+    # stopped after its last dataset (the rate and share terms size the window on larger sites).
+    es_min_pages: int = 50
     es_expected: float = 30.0
     es_share: float = 0.5
     es_window: int = 1000
@@ -151,6 +157,9 @@ class CrawlConfig:
             raise ConfigError(f"need 0 < dim_log2 < hash_width <= 62, got {self.dim_log2}, {self.hash_width}")
         if self.stop_rule not in ("", "drought", "paper"):
             raise ConfigError(f"stop_rule must be drought or paper, got {self.stop_rule!r}")
+        unknown = set(self.link_context) - set(LINK_GROUPS)
+        if unknown:
+            raise ConfigError(f"link_context: {', '.join(sorted(unknown))} not among {', '.join(LINK_GROUPS)}")
         if self.es_expected <= 0:
             raise ConfigError(f"es_expected must be > 0, got {self.es_expected!r}")
         if not 0 <= self.es_share <= 10:
@@ -185,7 +194,7 @@ class CrawlConfig:
         if unknown:
             raise ConfigError(f"unknown crawl settings: {', '.join(unknown)}")
         data = dict(data)
-        for key in ("target_mime_types", "blocked_mime_prefixes", "target_hosts"):
+        for key in ("target_mime_types", "blocked_mime_prefixes", "target_hosts", "link_context"):
             if key in data:
                 data[key] = tuple(data[key])
         if "blocked_extensions" in data:

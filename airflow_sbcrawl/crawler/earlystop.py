@@ -99,7 +99,7 @@ class DroughtStop:
     "page 2" waited finds its way back after a few hundred pages, not after half the crawl; one that is
     done spends a few dozen requests more."""
 
-    def __init__(self, min_pages: int = 300, expected: float = 30.0, share: float = 0.5) -> None:
+    def __init__(self, min_pages: int = 50, expected: float = 30.0, share: float = 0.5) -> None:
         self.min_pages = min_pages
         self.expected = expected
         self.share = share

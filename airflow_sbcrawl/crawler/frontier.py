@@ -150,6 +150,28 @@ class LeveledQueue:
         self._size -= 1
         return item
 
+    def pop_best(self, rng: np.random.Generator, score, sample: int, reach: int) -> int:
+        """The best-scored of up to ``sample`` random ids of each level within ``reach`` levels of the
+        highest: ``score`` maps a list of ids to floats, added to each id's level. Ties go to the first of
+        the random sample, so with equal scores this draws like ``pop`` from the top level."""
+        top = max(self._levels)
+        candidates: list[tuple[int, int]] = []  # (level, index in its bag)
+        for level in sorted((lv for lv in self._levels if lv >= top - reach), reverse=True):
+            n = len(self._levels[level])
+            picks = rng.permutation(n).tolist() if n <= sample else rng.choice(n, sample, replace=False).tolist()
+            candidates.extend((level, int(i)) for i in picks)
+        ids = [self._levels[level].items[i] for level, i in candidates]
+        values = np.array([level for level, _ in candidates], dtype=np.float64) + score(ids)
+        level, index = candidates[int(np.argmax(values))]
+        bag = self._levels[level]
+        item = bag.items[index]
+        bag.items[index] = bag.items[-1]
+        bag.items.pop()
+        if not len(bag):
+            del self._levels[level]
+        self._size -= 1
+        return item
+
     def to_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(ids, levels), for checkpoints."""
         if not self._levels:

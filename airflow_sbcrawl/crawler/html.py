@@ -21,17 +21,25 @@ log = logging.getLogger(__name__)
 
 _LINK_ATTRS = {"a": "href", "area": "href", "iframe": "src", "frame": "src"}
 _MAX_ANCHOR = 120
+# A link's context: the row (list item, table row, definition) around it, or the nearest of its first few
+# ancestors that says more than the link; its text is cut at _MAX_CONTEXT characters.
+_ITEMS = frozenset({"li", "tr", "dd"})
+_CONTEXT_LEVELS = 3
+_MAX_CONTEXT = 300
 # Class and id values longer than this are page-unique noise (hashes, generated ids), not structure.
 _MAX_TOKEN = 64
 
 
 @dataclass(frozen=True, slots=True)
 class PageLink:
-    """A link of a page: its absolute URL, the tag path of its ``<a>`` and its anchor text."""
+    """A link of a page: its absolute URL, the tag path of its ``<a>``, its anchor text, its ``title`` and
+    the text of the row or item around it without the anchor (``row``)."""
 
     url: str
     tag_path: str
     anchor: str
+    title: str = ""
+    row: str = ""
 
 
 def _label(el: lxml.etree._Element) -> str:
@@ -40,7 +48,7 @@ def _label(el: lxml.etree._Element) -> str:
     label = _LABELS.get(key)
     if label is None:
         label = (tag if isinstance(tag, str) else "?").lower()
-        if ident:
+        if ident and not _generated(ident):
             label += "#" + ident.strip()[:_MAX_TOKEN].replace(" ", "")
         if classes:
             label += "".join("." + c[:_MAX_TOKEN] for c in classes.split())
@@ -48,6 +56,18 @@ def _label(el: lxml.etree._Element) -> str:
             _LABELS.clear()
         _LABELS[key] = label
     return label
+
+
+def _generated(ident: str) -> bool:
+    """Whether an id was made from the element's content (a heading's slug, "ghanas-sdg-budget-report-2019",
+    a tab named after its title): unique to its page, so it would give every page tag paths of its own.
+    Ids a template writes name a part of the page in a word or two ("main-content", "navbarSupported")."""
+    return ident.count("-") + ident.count("_") >= _SLUG_PARTS or len(ident) > _MAX_ID
+
+
+# An id of this many hyphen- or underscore-separated words, or longer than _MAX_ID characters, is a slug.
+_SLUG_PARTS = 3
+_MAX_ID = 24
 
 
 # Labels by (tag, id, class): a site's templates repeat the same few hundred on every page.
@@ -115,12 +135,13 @@ def _path_to(el: lxml.etree._Element, paths: dict[lxml.etree._Element, str]) -> 
 
 def extract_links(body: bytes, page_url: str, encoding: str | None = None,
                   max_links: int | None = None, known: Container[str] | None = None,
-                  dropped: Counter[str] | None = None) -> list[PageLink]:
+                  dropped: Counter[str] | None = None, rows: bool = True) -> list[PageLink]:
     """The a/area/iframe/frame links of a page, resolved against <base href> and normalised; only the first
     ``max_links`` link elements are read (the others are counted and logged). Links to ``known`` URLs are
     left out: the crawler has them already, and after a site's first pages they are most of a page's links
     (its menus), whose tag paths and anchors would be worked out for nothing. Links longer than
-    ``urls.MAX_URL_LENGTH`` are dropped, and counted in ``dropped`` when given.
+    ``urls.MAX_URL_LENGTH`` are dropped, and counted in ``dropped`` when given. ``rows`` False leaves
+    each link's row text empty (a policy that does not read it).
 
     Malformed HTML is parsed as browsers would (lxml's recovering parser); a body that is not HTML at all
     yields no links rather than an error."""
@@ -140,6 +161,7 @@ def extract_links(body: bytes, page_url: str, encoding: str | None = None,
         break
     resolve_href = resolver(base)
     paths: dict[lxml.etree._Element, str] = {}  # element -> its tag path
+    texts: dict[lxml.etree._Element, str] = {}  # element -> its text, for link contexts
     links: list[PageLink] = []
     elements = root.iter(*_LINK_ATTRS)
     for seen, el in enumerate(elements):
@@ -170,8 +192,31 @@ def extract_links(body: bytes, page_url: str, encoding: str | None = None,
         else:  # no child nodes: its text is all of it
             text = el.text
             anchor = " ".join(text.split())[:_MAX_ANCHOR] if text else ""
-        links.append(PageLink(url, tag_path, anchor))
+        title = (el.get("title") or "")[:_MAX_ANCHOR]
+        row = _row_text(el, anchor, texts) if rows else ""
+        links.append(PageLink(url, tag_path, anchor, title, row))
     return links
+
+
+def _row_text(el: lxml.etree._Element, anchor: str, texts: dict[lxml.etree._Element, str]) -> str:
+    """The text of the row around a link without the link's own: the nearest list item,
+    table row or definition above it, else the nearest ancestor (``_CONTEXT_LEVELS`` up at most) that says
+    more than the link ("Reported online" beside an indicator's name). Each element's text is worked out
+    once per page (``texts``), so many links under one parent cost linear time."""
+    node = el.getparent()
+    text = ""
+    for _ in range(_CONTEXT_LEVELS):
+        if node is None:
+            break
+        text = texts.get(node)
+        if text is None:
+            text = texts[node] = " ".join(_TEXT(node).split())[:_MAX_CONTEXT]
+        if node.tag in _ITEMS or len(text) > len(anchor):
+            break
+        node = node.getparent()
+    else:
+        text = ""
+    return text.replace(anchor, " ", 1).strip() if anchor else text
 
 
 class HeadLinks(NamedTuple):

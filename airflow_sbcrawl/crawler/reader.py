@@ -215,7 +215,8 @@ class PageReader:
         new: list[NewLink] = []
         off_site: set[int] = set()  # new links on hosts allowed for files only
         for link in extract_links(resp.body, page_url, charset_of(resp.headers.get("content-type")),
-                                  self.config.max_links_per_page, known=self.links.ids, dropped=self.outcomes):
+                                  self.config.max_links_per_page, known=self.links.ids, dropped=self.outcomes,
+                                  rows=self.policy.reads_rows):
             url = self.equivalences.preferred(link.url, self.links)
             if url in self.links or extension(url) in self.config.blocked_extensions:
                 continue
@@ -232,7 +233,7 @@ class PageReader:
                 raise
             if allowed:
                 new.append(NewLink(self.links.add(url, depth, work.page_id, link.tag_path), url, link.tag_path,
-                                   link.anchor, depth))
+                                   link.anchor, depth, link.title, link.row))
         if not self.policy.classifies_links:
             root.links.extend(new)  # (a file host's link that is a page is not read: _page_fetched)
             return

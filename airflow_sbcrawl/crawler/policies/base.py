@@ -18,13 +18,16 @@ import numpy as np
 @dataclass(slots=True)
 class NewLink:
     """A link met for the first time, as the policy gets it: its id, URL, the tag path of the ``<a>``
-    element, its anchor text and its depth (clicks from the start page)."""
+    element, its anchor text, its depth (clicks from the start page), its ``title`` and the text of the
+    row around it (``row``, without the anchor)."""
 
     id: int
     url: str
     tag_path: str
     anchor: str
     depth: int
+    title: str = ""
+    row: str = ""
 
 
 class Policy:
@@ -43,6 +46,9 @@ class Policy:
     #: For a policy that classifies links: True when the site's truth (``is_target``, known only for
     #: simulated sites) labels them instead of the URL classifier.
     labels_by_truth = False
+    #: True when the policy reads the text of the row around each link (``NewLink.row``): the engine
+    #: works it out only for such policies.
+    reads_rows = False
 
     def add(self, links: Sequence[NewLink]) -> None:
         """New links of a page, into the frontier (each link is added once, ever)."""
