@@ -215,17 +215,46 @@ def _detect_inputs(paths: list[Path]) -> list:
             raise ValueError(f"{path}: no such file or folder")
         manifest = path / "manifest.jsonl"
         if path.is_dir() and manifest.is_file() and (path / "objects").is_dir():
-            rows = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
+            rows = _manifest_rows(manifest)
             for row in {r["sha256"]: r for r in reversed(rows)}.values():  # first row of each file wins
                 obj = path / "objects" / row["sha256"]
                 if obj.is_file():
-                    inputs.append(InputFile(obj, mime=row.get("mime"), source_url=row.get("url", ""),
-                                            crawl_run=row.get("run_id", ""), name=row.get("filename") or ""))
+                    text = {k: v if isinstance(v := row.get(k), str) else "" for k in ("mime", "url", "run_id",
+                                                                                         "filename")}
+                    inputs.append(InputFile(obj, mime=text["mime"] or None, source_url=text["url"],
+                                            crawl_run=text["run_id"], name=text["filename"]))
         elif path.is_dir():
             inputs.extend(InputFile(f, source_url=str(f)) for f in sorted(path.rglob("*")) if f.is_file())
         else:
             inputs.append(InputFile(path, source_url=str(path)))
     return inputs
+
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _manifest_rows(manifest: Path) -> list[dict]:
+    """The rows of a crawl folder's manifest that name a stored object; a line that is not such a row (not
+    JSON, not an object, no sha256) is skipped with one warning line naming it, as the crawl's own rows
+    are never like that and a hand-edited manifest must not stop the other files."""
+    rows = []
+    for number, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problem = f"not JSON ({exc.msg})"
+        else:
+            if not isinstance(row, dict):
+                problem = f"a JSON {type(row).__name__}, not an object"
+            elif not isinstance(row.get("sha256"), str) or not _SHA256.match(row["sha256"]):
+                problem = "no sha256 of a stored object"
+            else:
+                rows.append(row)
+                continue
+        print(f"sbcrawl tables detect: {manifest} line {number} skipped: {problem}", file=sys.stderr)
+    return rows
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
