@@ -51,3 +51,7 @@ def test_serve_sim_errors_are_one_line(capsys):
         assert main(["serve-sim", "tiny", "--port", str(busy.getsockname()[1])]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot listen" in err
+    for port in ("70000", "-1"):
+        assert main(["serve-sim", "tiny", "--port", port]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--port must be from 0 (any free port) to 65535, not {port}" in err
