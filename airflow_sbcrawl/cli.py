@@ -30,7 +30,10 @@ def parse_size(text: str) -> int:
 def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, WITHOUT_TRUTH
 
-    p = sub.add_parser("crawl", help="crawl one site for its data files into a local folder")
+    p = sub.add_parser("crawl", help="crawl one site for its data files into a local folder", epilog=(
+        "exit status: 0 the crawl ended (budget spent, early stopping or every page crawled); 1 the start page "
+        "or the output failed; 2 bad options or a state to resume or discard first; 130 stopped by SIGINT "
+        "(Ctrl-C) and 143 by SIGTERM, with the state saved: --resume goes on"))
     p.add_argument("url", help="start URL of the site")
     p.add_argument("--out", required=True, type=Path, help="folder for objects/, manifest.jsonl and state/")
     p.add_argument("--max-requests", type=int, default=10_000, help="budget of GET and HEAD requests")
@@ -122,7 +125,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         print(f"sbcrawl crawl: {exc}", file=sys.stderr)
         return 2
 
+    stopped_by: list[int] = []
+
     def on_signal(signum, _frame) -> None:
+        stopped_by.append(signum)
         crawler.request_stop(f"interrupted by {signal.Signals(signum).name}: state saved, resume with --resume")
 
     signal.signal(signal.SIGTERM, on_signal)
@@ -151,6 +157,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         report = write_report(crawler, summary, args.out)
         if not args.json:
             print(f"  report             {report}")
+    if stopped_by:  # unfinished: a script must not take it for a finished crawl (128 + n, as a shell reports)
+        return 128 + stopped_by[0]
     if summary.start_error and summary.targets == 0:
         print(f"sbcrawl crawl: the start page could not be used: {summary.start_error}", file=sys.stderr)
         return 1
