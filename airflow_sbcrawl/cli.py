@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from airflow_sbcrawl.progress import ProgressLines
+
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
@@ -241,6 +243,10 @@ def _detect_inputs(paths: list[Path]) -> list:
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def _manifest_rows(manifest: Path) -> list[dict]:
     """The rows of a crawl folder's manifest that name a stored object; a line that is not such a row (not
     JSON, not an object, no sha256) is skipped with one warning line naming it, as the crawl's own rows
@@ -280,7 +286,15 @@ def cmd_tables(args: argparse.Namespace) -> int:
         print(f"sbcrawl tables detect: {exc}", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
-    summary = detect_to_dir(inputs, out)
+    total = len(inputs)
+    with ProgressLines("sbcrawl tables detect", _stderr_line) as progress:
+        progress.status = f"0/{total:,} files"
+
+        def on_file(so_far: dict) -> None:
+            progress.status = (f"{so_far['files']:,}/{total:,} files, {so_far['tables']:,} tables in "
+                               f"{so_far['files_with_tables']:,} of them")
+
+        summary = detect_to_dir(inputs, out, on_file=on_file)
     summary["index"] = str(out / INDEX_NAME)
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -331,21 +345,30 @@ def cmd_lake(args: argparse.Namespace) -> int:
     if not index.is_file():
         print(f"sbcrawl lake load: {index} not found: give a folder made by 'sbcrawl tables detect'", file=sys.stderr)
         return 2
-    try:  # bad input (exit 2) is told apart from a catalog that fails (exit 1)
-        props = _catalog_properties(args.catalog)
-        namespace = args.namespace or props.pop("namespace", None) or DEFAULT_NAMESPACE
-        props.pop("namespace", None)
-        config = CatalogConfig.from_properties(props, namespace=namespace)
-        tables = read_tables(index)
-        site = args.site or _common_site({urlsplit(t.provenance.source_url).hostname or "" for t in tables})
-    except (ValueError, OSError, LakeError) as exc:
-        print(f"sbcrawl lake load: {exc}", file=sys.stderr)
-        return 2
-    try:
-        result = load_tables(config, tables, site=site, crawl_run=args.crawl_run)
-    except LakeError as exc:
-        print(f"sbcrawl lake load: {exc}", file=sys.stderr)
-        return 1
+    with ProgressLines("sbcrawl lake load", _stderr_line) as progress:
+        progress.status = f"reading {index}"
+        try:  # bad input (exit 2) is told apart from a catalog that fails (exit 1)
+            props = _catalog_properties(args.catalog)
+            namespace = args.namespace or props.pop("namespace", None) or DEFAULT_NAMESPACE
+            props.pop("namespace", None)
+            config = CatalogConfig.from_properties(props, namespace=namespace)
+            tables = read_tables(index)
+            site = args.site or _common_site({urlsplit(t.provenance.source_url).hostname or "" for t in tables})
+        except (ValueError, OSError, LakeError) as exc:
+            progress.status = "refused"
+            print(f"sbcrawl lake load: {exc}", file=sys.stderr)
+            return 2
+
+        def on_step(text: str) -> None:
+            progress.status = text
+
+        try:
+            result = load_tables(config, tables, site=site, crawl_run=args.crawl_run, on_step=on_step)
+        except LakeError as exc:
+            progress.status = "failed"
+            print(f"sbcrawl lake load: {exc}", file=sys.stderr)
+            return 1
+        progress.status = f"{result.tables:,} tables loaded"
     if args.json:
         print(json.dumps({**result.as_dict(), "namespace": namespace}, indent=2))
     else:

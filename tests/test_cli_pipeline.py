@@ -127,10 +127,14 @@ def test_crawl_detect_load_without_airflow(tmp_path, capsys, sim_server, sim_pro
 
     catalog = tmp_path / "catalog.json"
     catalog.write_text(json.dumps({**lake_config.properties, "namespace": lake_config.namespace}))
+    from airflow_sbcrawl import progress
+
+    monkeypatch.setattr(progress, "EVERY_S", 0.0)  # every load counts as long: its progress line is written
     for attempt in (1, 2):  # a second load replaces the first: nothing twice
         code = main(["lake", "load", str(detected), "--catalog", str(catalog), "--json"])
         captured = capsys.readouterr()
         assert code == 0, captured.err
+        assert captured.err.splitlines()[-1].startswith(f"sbcrawl lake load: {summary['tables']:,} tables loaded, ")
         loaded = json.loads(captured.out)
         assert loaded["site"] == "stats.example" and loaded["namespace"] == lake_config.namespace
         assert loaded["tables"] == summary["tables"] and loaded["observations"] == summary["observations"]
