@@ -133,8 +133,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         stopped_by.append(signum)
         crawler.request_stop(f"interrupted by {signal.Signals(signum).name}: state saved, resume with --resume")
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    # Only while the crawl runs: main() called in-process (tests, scripts) must get its own handlers back.
+    previous = {signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)}
     if args.resume and not store.checkpoints() and not store.journal_lines():
         print(f"sbcrawl crawl: --resume: no crawl state in {store.describe()}: starting a new crawl",
               file=sys.stderr)
@@ -147,6 +147,9 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     except SinkError as exc:
         print(f"sbcrawl crawl: {exc}", file=sys.stderr)
         return 1
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     if not args.quiet and sys.stderr.isatty():
         sys.stderr.write("\n")
     if args.json:

@@ -183,3 +183,13 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tiny_server, tmp
     print(f"\nSIGKILL test: {kills} kills, {corrupted} corrupted, {len(rows)} targets listed once each, "
           f"{len(objects)} objects, {len(tiny_server.log)} requests seen by the server, {counted} counted "
           f"(budget {budget})")
+
+
+def test_in_process_crawl_gives_the_signal_handlers_back(tiny_server, sim_proxy_env, tmp_path, capsys):
+    """cli.main() called in-process (a test, a script) takes SIGINT/SIGTERM only while its crawl runs."""
+    sim_proxy_env(tiny_server)
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    code, _, _ = run_cli(["crawl", tiny_server.site.start_url, "--out", str(tmp_path), *FAST, "--max-requests", "5",
+                          "--no-report"], capsys)
+    assert code == 0
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
