@@ -93,8 +93,9 @@ def get_provider_info() -> dict:
                                               "namespace extra, else sbcrawl.", None, "statistics"),
                     "object_url_template": _option(
                         "Browser URL of an S3 object or folder for the crawl report and manifest links; "
-                        "{bucket} and {key} are filled in.",
-                        "https://s3.console.aws.amazon.com/s3/buckets/{bucket}?prefix={key}",
+                        "{bucket} and {key} are filled in. Empty: the S3 connection's endpoint_url when it "
+                        "has one (a local S3), else the AWS S3 console.",
+                        None,
                         "http://localhost:8888/buckets/{bucket}/{key}"),
                 },
             }

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from airflow_sbcrawl.progress import ProgressLines
+
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
@@ -30,7 +32,10 @@ def parse_size(text: str) -> int:
 def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, WITHOUT_TRUTH
 
-    p = sub.add_parser("crawl", help="crawl one site for its data files into a local folder")
+    p = sub.add_parser("crawl", help="crawl one site for its data files into a local folder", epilog=(
+        "exit status: 0 the crawl ended (budget spent, early stopping or every page crawled); 1 the start page "
+        "or the output failed; 2 bad options or a state to resume or discard first; 130 stopped by SIGINT "
+        "(Ctrl-C) and 143 by SIGTERM, with the state saved: --resume goes on"))
     p.add_argument("url", help="start URL of the site")
     p.add_argument("--out", required=True, type=Path, help="folder for objects/, manifest.jsonl and state/")
     p.add_argument("--max-requests", type=int, default=10_000, help="budget of GET and HEAD requests")
@@ -133,11 +138,14 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         print(f"sbcrawl crawl: {exc}", file=sys.stderr)
         return 2
 
+    stopped_by: list[int] = []
+
     def on_signal(signum, _frame) -> None:
+        stopped_by.append(signum)
         crawler.request_stop(f"interrupted by {signal.Signals(signum).name}: state saved, resume with --resume")
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    # Only while the crawl runs: main() called in-process (tests, scripts) must get its own handlers back.
+    previous = {signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)}
     if args.resume and not store.checkpoints() and not store.journal_lines():
         print(f"sbcrawl crawl: --resume: no crawl state in {store.describe()}: starting a new crawl",
               file=sys.stderr)
@@ -150,6 +158,9 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     except SinkError as exc:
         print(f"sbcrawl crawl: {exc}", file=sys.stderr)
         return 1
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     if not args.quiet and sys.stderr.isatty():
         sys.stderr.write("\n")
     if args.json:
@@ -162,6 +173,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         report = write_report(crawler, summary, args.out)
         if not args.json:
             print(f"  report             {report}")
+    if stopped_by:  # unfinished: a script must not take it for a finished crawl (128 + n, as a shell reports)
+        return 128 + stopped_by[0]
     if summary.start_error and summary.targets == 0:
         print(f"sbcrawl crawl: the start page could not be used: {summary.start_error}", file=sys.stderr)
         return 1
@@ -232,17 +245,50 @@ def _detect_inputs(paths: list[Path]) -> list:
             raise ValueError(f"{path}: no such file or folder")
         manifest = path / "manifest.jsonl"
         if path.is_dir() and manifest.is_file() and (path / "objects").is_dir():
-            rows = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
+            rows = _manifest_rows(manifest)
             for row in {r["sha256"]: r for r in reversed(rows)}.values():  # first row of each file wins
                 obj = path / "objects" / row["sha256"]
                 if obj.is_file():
-                    inputs.append(InputFile(obj, mime=row.get("mime"), source_url=row.get("url", ""),
-                                            crawl_run=row.get("run_id", ""), name=row.get("filename") or ""))
+                    text = {k: v if isinstance(v := row.get(k), str) else "" for k in ("mime", "url", "run_id",
+                                                                                         "filename")}
+                    inputs.append(InputFile(obj, mime=text["mime"] or None, source_url=text["url"],
+                                            crawl_run=text["run_id"], name=text["filename"]))
         elif path.is_dir():
             inputs.extend(InputFile(f, source_url=str(f)) for f in sorted(path.rglob("*")) if f.is_file())
         else:
             inputs.append(InputFile(path, source_url=str(path)))
     return inputs
+
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _manifest_rows(manifest: Path) -> list[dict]:
+    """The rows of a crawl folder's manifest that name a stored object; a line that is not such a row (not
+    JSON, not an object, no sha256) is skipped with one warning line naming it, as the crawl's own rows
+    are never like that and a hand-edited manifest must not stop the other files."""
+    rows = []
+    for number, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problem = f"not JSON ({exc.msg})"
+        else:
+            if not isinstance(row, dict):
+                problem = f"a JSON {type(row).__name__}, not an object"
+            elif not isinstance(row.get("sha256"), str) or not _SHA256.match(row["sha256"]):
+                problem = "no sha256 of a stored object"
+            else:
+                rows.append(row)
+                continue
+        print(f"sbcrawl tables detect: {manifest} line {number} skipped: {problem}", file=sys.stderr)
+    return rows
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
@@ -260,7 +306,15 @@ def cmd_tables(args: argparse.Namespace) -> int:
         print(f"sbcrawl tables detect: {exc}", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
-    summary = detect_to_dir(inputs, out)
+    total = len(inputs)
+    with ProgressLines("sbcrawl tables detect", _stderr_line) as progress:
+        progress.status = f"0/{total:,} files"
+
+        def on_file(so_far: dict) -> None:
+            progress.status = (f"{so_far['files']:,}/{total:,} files, {so_far['tables']:,} tables in "
+                               f"{so_far['files_with_tables']:,} of them")
+
+        summary = detect_to_dir(inputs, out, on_file=on_file)
     summary["index"] = str(out / INDEX_NAME)
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -311,21 +365,30 @@ def cmd_lake(args: argparse.Namespace) -> int:
     if not index.is_file():
         print(f"sbcrawl lake load: {index} not found: give a folder made by 'sbcrawl tables detect'", file=sys.stderr)
         return 2
-    try:  # bad input (exit 2) is told apart from a catalog that fails (exit 1)
-        props = _catalog_properties(args.catalog)
-        namespace = args.namespace or props.pop("namespace", None) or DEFAULT_NAMESPACE
-        props.pop("namespace", None)
-        config = CatalogConfig.from_properties(props, namespace=namespace)
-        tables = read_tables(index)
-        site = args.site or _common_site({urlsplit(t.provenance.source_url).hostname or "" for t in tables})
-    except (ValueError, OSError, LakeError) as exc:
-        print(f"sbcrawl lake load: {exc}", file=sys.stderr)
-        return 2
-    try:
-        result = load_tables(config, tables, site=site, crawl_run=args.crawl_run)
-    except LakeError as exc:
-        print(f"sbcrawl lake load: {exc}", file=sys.stderr)
-        return 1
+    with ProgressLines("sbcrawl lake load", _stderr_line) as progress:
+        progress.status = f"reading {index}"
+        try:  # bad input (exit 2) is told apart from a catalog that fails (exit 1)
+            props = _catalog_properties(args.catalog)
+            namespace = args.namespace or props.pop("namespace", None) or DEFAULT_NAMESPACE
+            props.pop("namespace", None)
+            config = CatalogConfig.from_properties(props, namespace=namespace)
+            tables = read_tables(index)
+            site = args.site or _common_site({urlsplit(t.provenance.source_url).hostname or "" for t in tables})
+        except (ValueError, OSError, LakeError) as exc:
+            progress.status = "refused"
+            print(f"sbcrawl lake load: {exc}", file=sys.stderr)
+            return 2
+
+        def on_step(text: str) -> None:
+            progress.status = text
+
+        try:
+            result = load_tables(config, tables, site=site, crawl_run=args.crawl_run, on_step=on_step)
+        except LakeError as exc:
+            progress.status = "failed"
+            print(f"sbcrawl lake load: {exc}", file=sys.stderr)
+            return 1
+        progress.status = f"{result.tables:,} tables loaded"
     if args.json:
         print(json.dumps({**result.as_dict(), "namespace": namespace}, indent=2))
     else:

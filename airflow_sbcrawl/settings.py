@@ -37,11 +37,14 @@ from typing import Any
 import yaml
 
 from airflow_sbcrawl.crawler import ConfigError, CrawlConfig
+from airflow_sbcrawl.crawler.addresses import start_url_problem
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 #: The file name of the providers' list looked for next to the DAG files.
 PROVIDERS_FILE_NAME = "providers.yaml"
 SECTION = "sbcrawl"
+#: The schedule presets Airflow takes besides cron expressions (and None: triggered by hand only).
+SCHEDULE_PRESETS = ("@once", "@continuous", "@hourly", "@daily", "@weekly", "@monthly", "@quarterly", "@yearly")
 
 
 def airflow_option(option: str) -> str | None:
@@ -172,6 +175,11 @@ class StatisticsProvider:
         """``ConfigError`` naming the provider when its id cannot name a DAG or its crawl settings are bad."""
         if not isinstance(self.id, str) or not _ID.match(self.id):
             raise ConfigError(f"provider id {self.id!r}: use lowercase letters, digits and '_' (it names a DAG)")
+        if problem := schedule_problem(self.schedule):
+            raise ConfigError(f"provider {self.id!r}: schedule {self.schedule!r}: {problem}")
+        # The operator refuses such a start URL at every run; refused here, the entry is named once, at parse.
+        if isinstance(self.start_url, str) and (problem := start_url_problem(self.start_url.strip())):
+            raise ConfigError(f"provider {self.id!r}: start_url {self.start_url!r}: {problem}")
         try:  # the engine's own checks, with the provider named
             CrawlConfig.from_dict({**self.options(), "start_url": self.start_url,
                                    "max_requests": self.max_requests, "max_bytes": self.max_bytes,
@@ -179,6 +187,26 @@ class StatisticsProvider:
                                       if self.target_mime_types else {})})
         except ConfigError as exc:
             raise ConfigError(f"provider {self.id!r}: {exc}") from exc
+
+
+def schedule_problem(schedule: Any) -> str:
+    """Why Airflow would refuse ``schedule`` as a DAG's schedule ("" when it takes it): None, one of
+    ``SCHEDULE_PRESETS`` or a cron expression. Airflow itself finds a bad one only when it validates the
+    parsed DAGs, and then fails the whole file; checked here, only that entry's DAG is lost."""
+    if schedule is None or schedule in SCHEDULE_PRESETS:
+        return ""
+    if not isinstance(schedule, str):
+        return f"expected a cron expression, a preset or null, got a {type(schedule).__name__}"
+    try:
+        from croniter import croniter
+    except ImportError:  # no Airflow installed: no DAG is made from the list, nothing to check against
+        return ""
+    try:
+        croniter(schedule)  # what Airflow checks a schedule with
+    except (ValueError, KeyError) as exc:  # croniter's errors are ValueErrors
+        return (f"not a cron expression or preset ({exc}); e.g. \"0 3 * * 2\" runs every Tuesday at 03:00, "
+                f"or use one of {', '.join(SCHEDULE_PRESETS)} or null")
+    return ""
 
 
 @dataclass(frozen=True)

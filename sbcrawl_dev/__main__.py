@@ -17,6 +17,7 @@ PROG = "python -m sbcrawl_dev"
 #: command -> (module whose ``main(argv)`` runs it, what it does)
 COMMANDS: dict[str, tuple[str, str]] = {
     "serve-sim": ("sbcrawl_dev.sim.server", "serve a simulated statistics website on 127.0.0.1"),
+    "serve-lake": ("sbcrawl_dev.infra.serve_lake", "a local S3 and Iceberg catalog (SeaweedFS) for lake load, DAGs"),
     "bench": ("", "run a benchmark (see 'bench --help')"),
     "demo": ("sbcrawl_dev.demo", "the README's main job: a simulated site crawled with Airflow into S3 and Iceberg"),
     "multiworker": ("sbcrawl_dev.infra.multiworker",

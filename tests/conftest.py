@@ -4,4 +4,5 @@ pytest_plugins = [
     "tests.plugins.sim",
     "tests.plugins.seaweed",
     "tests.plugins.airflow",
+    "tests.plugins.harness",
 ]

@@ -26,3 +26,16 @@ def test_page_cost_times_the_crawler_page_path_against_the_floor_on_saved_pages(
     assert site.floor_ms > 0 and site.crawler_ms > site.crawler_process_ms > 0
     assert site.ratio == site.crawler_ms / site.floor_ms
     assert "sim:tiny" in "\n".join(format_page_cost([site, total], 1))
+
+
+def test_bench_cost_prints_each_table_once(tmp_path, capsys):
+    """The figures go to stdout once, as they are measured (they were streamed to stderr, then the whole
+    text printed again at the end); cost.txt holds the same text."""
+    from sbcrawl_dev.bench.cost import main
+
+    assert main(["--pages", "0", "--crawls", "0", "--frontiers", "1000", "--out", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    shown = (captured.out + captured.err).splitlines()
+    table = [line for line in (tmp_path / "cost.txt").read_text().splitlines() if line.strip()]
+    assert len(table) == 3 and [shown.count(line) for line in table] == [1, 1, 1]  # title, header, 1,000 URLs
+    assert captured.out == (tmp_path / "cost.txt").read_text()

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
 from sbcrawl_dev.bench.harness import HarnessRun, gap_closed, main, summarise
-
-EVAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval"
 
 
 def _run(profile: str, policy: str, pct: float, requests: int = 100, missing: int = 0) -> HarnessRun:
@@ -28,9 +25,9 @@ def test_gap_closed_and_summary_flag_what_went_wrong():
     assert "1600 requests over a budget of 1500" in table and "2 served targets not in outputs" in table
 
 
-def test_harness_runs_the_cli_against_a_served_site(tmp_path):
+def test_harness_runs_the_cli_against_a_served_site(tmp_path, eval_dir):
     # The harness lives in ../shared/eval beside the repository, as in CI; it is called, never copied.
-    assert main(["--eval-dir", str(EVAL_DIR), "--profiles", "dev-catalogue", "--seeds", "1", "--scale", "0.15",
+    assert main(["--eval-dir", str(eval_dir), "--profiles", "dev-catalogue", "--seeds", "1", "--scale", "0.15",
                  "--policies", "default", "--jobs", "1", "--out", str(tmp_path)]) == 0
     run = json.loads((tmp_path / "runs.jsonl").read_text().splitlines()[0])
     assert run["requests"] <= run["budget"] and run["exit_code"] == 0

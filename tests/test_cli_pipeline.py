@@ -59,6 +59,33 @@ def test_tables_detect_refuses_bad_input_in_one_line(tmp_path, capsys, case):
     assert case != "out not empty" or (out / "tables.jsonl").read_text() == "{}\n"  # nothing lost
 
 
+def test_tables_detect_skips_manifest_lines_that_are_not_rows(tmp_path, capsys):
+    """A hand-edited manifest: each line that is not a row of a stored object is named and skipped, the
+    others' files are read (no TypeError, nothing read from outside objects/)."""
+    import hashlib
+
+    crawl = tmp_path / "crawl"
+    (crawl / "objects").mkdir(parents=True)
+    sha = hashlib.sha256(CSV.encode()).hexdigest()
+    (crawl / "objects" / sha).write_text(CSV)
+    (tmp_path / "secret.csv").write_text(CSV.replace("Population", "Secret"))
+    lines = ["[1, 2]", '"a string"', "{not json", json.dumps({"sha256": "../../secret.csv", "mime": "text/csv"}),
+             json.dumps({"url": "http://x.example/a.csv"}),
+             json.dumps({"sha256": sha, "url": ["http://x.example/pop.csv"], "mime": 5, "run_id": "r1"})]
+    (crawl / "manifest.jsonl").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    assert main(["tables", "detect", str(crawl), "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    skipped = [line for line in captured.err.splitlines() if "skipped" in line]
+    assert summary["files"] == 1 and summary["files_with_tables"] == 1
+    assert [line.split(" line ")[1].split(" ")[0] for line in skipped] == ["1", "2", "3", "4", "5"]
+    assert "a JSON list, not an object" in skipped[0] and "not JSON" in skipped[2]
+    records = _index(out)
+    assert records and {r["provenance"]["source_url"] for r in records} == {""}  # a list is no URL
+    assert all("Secret" not in json.dumps(r) for r in records)
+
+
 def test_lake_load_refuses_bad_input(tmp_path, capsys):
     assert main(["lake", "load", str(tmp_path), "--catalog", "{}"]) == 2
     assert "tables.jsonl not found" in capsys.readouterr().err
@@ -100,10 +127,14 @@ def test_crawl_detect_load_without_airflow(tmp_path, capsys, sim_server, sim_pro
 
     catalog = tmp_path / "catalog.json"
     catalog.write_text(json.dumps({**lake_config.properties, "namespace": lake_config.namespace}))
+    from airflow_sbcrawl import progress
+
+    monkeypatch.setattr(progress, "EVERY_S", 0.0)  # every load counts as long: its progress line is written
     for attempt in (1, 2):  # a second load replaces the first: nothing twice
         code = main(["lake", "load", str(detected), "--catalog", str(catalog), "--json"])
         captured = capsys.readouterr()
         assert code == 0, captured.err
+        assert captured.err.splitlines()[-1].startswith(f"sbcrawl lake load: {summary['tables']:,} tables loaded, ")
         loaded = json.loads(captured.out)
         assert loaded["site"] == "stats.example" and loaded["namespace"] == lake_config.namespace
         assert loaded["tables"] == summary["tables"] and loaded["observations"] == summary["observations"]

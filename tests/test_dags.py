@@ -77,6 +77,28 @@ def test_bad_provider_entry_breaks_only_its_own_dag(monkeypatch, tmp_path):
     assert "entry 3: provider id 'Bad-Id'" in error
 
 
+def test_bad_schedule_or_private_start_url_loses_only_that_entry(monkeypatch, tmp_path):
+    """A schedule Airflow refuses, or a start URL every run would refuse, is the entry's error when the
+    file is parsed: the other providers' DAGs are made, and the import error names the entry."""
+    providers = tmp_path / "p.yaml"
+    providers.write_text(json.dumps({"providers": [
+        {"id": "good", "start_url": "https://good.example/", "schedule": "0 3 * * 2"},
+        {"id": "tuesdays", "start_url": "https://t.example/", "schedule": "every tuesday"},
+        {"id": "here", "start_url": "http://127.0.0.1:8080/", "schedule": None},
+        {"id": "lan", "start_url": "http://10.1.2.3/", "schedule": None},
+        {"id": "other", "start_url": "https://other.example/", "schedule": "@daily"},
+    ]}))
+    bag = _load(monkeypatch, providers)
+    assert {"sbcrawl_good", "sbcrawl_other", "sbcrawl_adhoc"} <= set(bag.dag_ids)
+    assert not {"sbcrawl_tuesdays", "sbcrawl_here", "sbcrawl_lan"} & set(bag.dag_ids)
+    assert [Path(p).name for p in bag.import_errors] == ["sbcrawl_providers_check.py"]
+    error = next(iter(bag.import_errors.values()))
+    assert "3 bad provider entries" in error
+    assert "entry 2: provider 'tuesdays': schedule 'every tuesday': not a cron expression" in error
+    assert "entry 3: provider 'here': start_url 'http://127.0.0.1:8080/': 127.0.0.1 is a loopback address" in error
+    assert "entry 4: provider 'lan': start_url 'http://10.1.2.3/': 10.1.2.3 is a private address" in error
+
+
 def test_read_providers_reports_each_bad_entry(tmp_path):
     from airflow_sbcrawl.crawler import ConfigError
     from airflow_sbcrawl.settings import read_providers

@@ -250,7 +250,7 @@ def test_sigterm_during_a_header_trickle_saves_a_checkpoint_within_5s(hostile, t
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 0, err.decode()
+    assert proc.returncode == 143, err.decode()  # stopped by SIGTERM, state saved (128 + 15)
     assert b"interrupted by SIGTERM" in out
     assert list((tmp_path / "state").glob("ckpt-*/MANIFEST.json"))
 

@@ -177,6 +177,7 @@ def test_retry_resumes_and_matches_an_uninterrupted_run(crawl_env, seaweed, seaw
     assert clean["report_key"] in _keys(seaweed, seaweed_bucket, "clean/")
     # and the task's extra links (computed when the task finished) point at it and at the manifest folder
     links = _links(result.dag_run, "clean")
+    assert clean["s3_endpoint"] == seaweed.s3_endpoint.rstrip("/")  # what links use without a template
     assert links["_link_CrawlReportLink"] == f"http://s3ui/{seaweed_bucket}/{clean['report_key']}"
     assert links["_link_CrawlManifestLink"] == (f"http://s3ui/{seaweed_bucket}/"
                                                 f"{clean['manifest_keys'][0].rsplit('/', 1)[0]}/")

@@ -185,3 +185,23 @@ def test_every_dag_imports_from_the_installed_wheel(venv, tmp_path):
     assert Path(result["module"]).is_relative_to(venv), result["module"]  # the wheel, not the checkout
     assert result["errors"] == {}
     assert set(result["dags"]) == DAG_IDS
+
+
+def test_setup_script_shows_that_it_is_moving(tmp_path):
+    """scripts/setup.sh says what it does before each long step and lets pip show its progress (it was
+    silent for minutes): run on a copy of the tree whose .venv python only records how it is called."""
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "scripts" / "setup.sh").write_text((REPO / "scripts" / "setup.sh").read_text())
+    fake = repo / ".venv" / "bin" / "python"
+    fake.parent.mkdir(parents=True)
+    fake.write_text('#!/bin/sh\necho "python $*" >> "$(dirname "$0")/calls"\necho "Collecting something"\n')
+    fake.chmod(0o755)
+    proc = subprocess.run(["bash", str(repo / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    calls = (fake.parent / "calls").read_text().splitlines()
+    install = next(c for c in calls if "-e .[all,dev]" in c)
+    assert "--quiet" not in install and "-q" not in install.split()
+    out = proc.stdout.splitlines()
+    assert out.index("Collecting something", out.index(next(o for o in out if o.startswith("setup: installing")))) > 0
+    assert out[-1].startswith("setup: done")

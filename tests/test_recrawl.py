@@ -4,10 +4,12 @@ truth between two epochs, counting requests on the server's own log."""
 
 from __future__ import annotations
 
+import http.server
 import io
 import json
 import math
 import tarfile
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -72,7 +74,8 @@ def test_warm_recrawl_stores_exactly_what_is_new_or_changed(two_epochs):
     summary = crawler(site, out).run()  # same folder, no flag: incremental
     assert summary.warm_from == first.run_id and summary.resumed_from is None
     rows = rows_of(out, summary.run_id)
-    assert len({r["url"] for r in rows}) == len(rows)
+    twice = [r for r in rows if sum(o["url"] == r["url"] for o in rows) > 1]
+    assert twice == [], "a URL stored twice in one run"
     by_url = {**{r["final_url"]: r for r in rows}, **{r["url"]: r for r in rows}}  # a moved file: either URL
     for url, status in truth.items():
         if status in ("new", "changed"):
@@ -243,3 +246,90 @@ def test_bench_ratio_is_a_bound_when_the_cold_run_never_got_there():
     assert result["ratio"] == 30 / 240 and format_ratio(result) == "≤0.12"
     assert ratio(run(math.inf, 240), run(100, 240)) == math.inf
     assert ratio(run(30, 240), run(120, 240)) == 0.25
+
+
+class _MovingFile(http.server.BaseHTTPRequestHandler):
+    """A site whose one file moves between two crawls: at epoch 1 its old URL answers 301 to a new URL that
+    another page links. The answers are held so that two requests for the file are in flight at once,
+    whatever the machine's speed: page 2 waits until the old URL is asked, and the first conditional GET
+    of the new URL waits for a second one (each wait has a deadline: a crawler that never asks twice only
+    makes it slow)."""
+
+    epoch = 0
+    asked_old = threading.Event()
+    asked_twice = threading.Event()
+    conditional_gets = 0
+    lock = threading.Lock()
+    BODY = b"year,value\n2020,1\n2021,2\n"
+    ETAG = '"v1"'
+
+    def do_GET(self) -> None:
+        path, epoch, cls = self.path, type(self).epoch, type(self)
+        if path == "/":
+            self._page(b'<a href="/p1">one</a>' + (b' <a href="/p2">two</a>' if epoch else b""))
+        elif path == "/p1":
+            self._page(b'<a href="/old/data.csv">data</a>')
+        elif path == "/p2" and epoch:
+            cls.asked_old.wait(10)
+            self._page(b'<a href="/new/data.csv">data</a>')
+        elif path == "/old/data.csv" and not epoch:
+            self._file()
+        elif path == "/old/data.csv":
+            cls.asked_old.set()
+            self._answer(301, {"Location": "/new/data.csv"})
+        elif path == "/new/data.csv" and epoch:
+            if self.headers.get("If-None-Match") != self.ETAG:
+                self._file()
+                return
+            with cls.lock:
+                cls.conditional_gets += 1
+                first = cls.conditional_gets == 1
+            if first:
+                cls.asked_twice.wait(10)
+            else:
+                cls.asked_twice.set()
+            self._answer(304, {"ETag": self.ETAG})
+        else:
+            self._answer(404, {})
+
+    def _page(self, body: bytes) -> None:
+        self._answer(200, {"Content-Type": "text/html"}, b"<html><body>" + body + b"</body></html>")
+
+    def _file(self) -> None:
+        self._answer(200, {"Content-Type": "text/csv", "ETag": self.ETAG}, self.BODY)
+
+    def _answer(self, status: int, headers: dict[str, str], body: bytes = b"") -> None:
+        self.send_response(status)
+        for name, value in {**headers, "Content-Length": str(len(body))}.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args) -> None:
+        pass
+
+
+def test_a_moved_file_asked_twice_at_once_gets_one_row(tmp_path, monkeypatch):
+    """The known file's old URL (301) and its new URL (sent the file's validators, same name) asked at once
+    by two pages: one row for the file in the run, not one per answer."""
+    for name in ("HTTP_PROXY", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _MovingFile)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        config = CrawlConfig(f"http://127.0.0.1:{server.server_port}/", delay=0.0, early_stopping=False,
+                             max_requests=40, respect_robots=False, policy="bfs")
+        first = Crawler(config, LocalSink(tmp_path), LocalStateStore(tmp_path / "state"),
+                        memory=LocalStateStore(tmp_path / "memory"), tmp_dir=str(tmp_path)).run()
+        assert first.targets == 1
+        _MovingFile.epoch = 1
+        second = Crawler(config, LocalSink(tmp_path), LocalStateStore(tmp_path / "state"),
+                         memory=LocalStateStore(tmp_path / "memory"), tmp_dir=str(tmp_path)).run()
+        assert _MovingFile.asked_twice.is_set()  # the file was asked twice at once
+        rows = rows_of(tmp_path, second.run_id)
+        assert [(r["url"].split("/", 3)[3], r["final_url"].split("/", 3)[3], r["status"]) for r in rows] == [
+            ("old/data.csv", "new/data.csv", "unchanged")]
+        assert second.changes == {"new": 0, "changed": 0, "unchanged": 1, "gone": 0}
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -13,12 +13,10 @@ import pytest
 from sbcrawl_dev.bench import replay, replay_sites
 from sbcrawl_dev.bench.replay_sites import SiteListError, groups, project_sites, select
 
-EVAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval"
 
-
-def test_the_committed_sites_are_complete_and_split_into_groups():
-    ours = project_sites(EVAL_DIR)
-    by_group = groups(EVAL_DIR)
+def test_the_committed_sites_are_complete_and_split_into_groups(eval_dir):
+    ours = project_sites(eval_dir)
+    by_group = groups(eval_dir)
     assert {"rw", "kg", "rdatasets"} <= set(by_group["dev"])
     assert len(set(by_group["dev"]) - {"rw", "kg", "rdatasets"}) >= 3 and len(by_group["held-out"]) >= 3
     for name, spec in ours.items():
@@ -30,15 +28,15 @@ def test_the_committed_sites_are_complete_and_split_into_groups():
             assert re.fullmatch(r"[0-9a-f]{40}", mount["commit"]) and mount["url"].endswith("/"), name
 
 
-def test_groups_and_names_select_sites_in_order_each_once():
-    by_group = groups(EVAL_DIR)
+def test_groups_and_names_select_sites_in_order_each_once(eval_dir):
+    by_group = groups(eval_dir)
     held_out = by_group["held-out"]
-    assert select("held-out", EVAL_DIR) == held_out
-    assert select("dev", EVAL_DIR) == by_group["dev"]
-    assert select(f"rw,{held_out[0]},held-out", EVAL_DIR) == ["rw", *held_out]
-    assert select("all", EVAL_DIR) == by_group["dev"] + held_out
+    assert select("held-out", eval_dir) == held_out
+    assert select("dev", eval_dir) == by_group["dev"]
+    assert select(f"rw,{held_out[0]},held-out", eval_dir) == ["rw", *held_out]
+    assert select("all", eval_dir) == by_group["dev"] + held_out
     with pytest.raises(SiteListError, match="unknown replay site or group 'nosuch'"):
-        select("rw,nosuch", EVAL_DIR)
+        select("rw,nosuch", eval_dir)
 
 
 def _sites_file(tmp_path: Path, **sites: dict) -> Path:
@@ -47,21 +45,21 @@ def _sites_file(tmp_path: Path, **sites: dict) -> Path:
     return path
 
 
-def test_a_bad_group_or_a_harness_name_is_refused(tmp_path):
+def test_a_bad_group_or_a_harness_name_is_refused(tmp_path, eval_dir):
     mount = {"url": "http://x.test/", "dir": "d", "repo": "o/r", "ref": "main", "commit": "0" * 40}
     bad_group = _sites_file(tmp_path, mine={"group": "test", "start_url": "http://x.test/", "mounts": [mount]})
     with pytest.raises(SiteListError, match="group 'test'"):
-        select("dev", EVAL_DIR, bad_group)
+        select("dev", eval_dir, bad_group)
     clash = _sites_file(tmp_path, rw={"group": "dev", "start_url": "http://x.test/", "mounts": [mount]})
     with pytest.raises(SiteListError, match="'rw' is already one of the harness's sites"):
-        project_sites(EVAL_DIR, clash)
+        project_sites(eval_dir, clash)
 
 
-def test_bench_replay_names_what_to_extract_before_it_crawls(tmp_path, capsys):
-    assert replay.main(["--eval-dir", str(EVAL_DIR), "--sites", "nosuch"]) == 2
+def test_bench_replay_names_what_to_extract_before_it_crawls(tmp_path, capsys, eval_dir):
+    assert replay.main(["--eval-dir", str(eval_dir), "--sites", "nosuch"]) == 2
     assert "unknown replay site or group 'nosuch'" in capsys.readouterr().err
-    held_out = groups(EVAL_DIR)["held-out"]
-    assert replay.main(["--eval-dir", str(EVAL_DIR), "--sites", "held-out", "--data-dir", str(tmp_path)]) == 2
+    held_out = groups(eval_dir)["held-out"]
+    assert replay.main(["--eval-dir", str(eval_dir), "--sites", "held-out", "--data-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert f"not extracted yet: {', '.join(held_out)}" in err and "bench replay-extract" in err
 
@@ -70,7 +68,7 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
-def test_a_project_site_is_extracted_and_crawled_through_the_harness(tmp_path):
+def test_a_project_site_is_extracted_and_crawled_through_the_harness(tmp_path, eval_dir):
     # A small built site in a real git repository: the start page links a tables section and 12 news pages;
     # the section links four CSV files; one more CSV is in the tree but linked from nowhere.
     repo = tmp_path / "origin"
@@ -93,11 +91,11 @@ def test_a_project_site_is_extracted_and_crawled_through_the_harness(tmp_path):
         "mounts": [{"url": "http://tiny.test/site/", "dir": "site", "repo": "test/tiny", "ref": "main",
                     "commit": commit}]})
     data = tmp_path / "data"
-    assert replay_sites.main(["--eval-dir", str(EVAL_DIR), "--sites-json", str(sites_json), "--site", "held-out",
+    assert replay_sites.main(["--eval-dir", str(eval_dir), "--sites-json", str(sites_json), "--site", "held-out",
                               "--data-dir", str(data), "--git", f"test/tiny={repo / '.git'}"]) == 0
     assert json.loads((data / "tiny" / "MANIFEST.json").read_text())["mounts"][0]["commit"] == commit
     out = tmp_path / "out"
-    assert replay.main(["--eval-dir", str(EVAL_DIR), "--sites-json", str(sites_json), "--data-dir", str(data),
+    assert replay.main(["--eval-dir", str(eval_dir), "--sites-json", str(sites_json), "--data-dir", str(data),
                         "--sites", "tiny", "--runs", "1", "--policies", "default", "--jobs", "1",
                         "--out", str(out)]) == 0
     run = json.loads((out / "runs.jsonl").read_text())

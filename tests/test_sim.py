@@ -236,17 +236,27 @@ def test_media_are_served_with_media_types(tiny_server, sim_proxy_env):
     assert r.headers["Content-Type"] == "image/png" and tiny_site.kind(url) == "media"
 
 
-def test_server_is_quick_enough(sim_server, sim_proxy_env):
+def test_server_keeps_one_connection_for_many_requests(sim_server):
+    """What keeps the simulator from slowing crawls down: requests share a kept-alive connection, and no
+    latency is added unless asked for. (How fast it serves is a figure of ``bench throughput``, not a test.)"""
+    import http.client
+
     srv = sim_server("small")
-    sim_proxy_env(srv)
     site = srv.site
     urls = list(site.targets)[:100] + [site.dataset_url(d) for d in range(100)]
-    t0 = time.perf_counter()
-    with requests.Session() as s:
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
+    sockets = []  # the socket each request went out on (kept, so that no two share an id)
+    try:
         for u in urls:
-            assert s.get(u, timeout=5).status_code == 200
-    assert (time.perf_counter() - t0) / len(urls) < 0.02
-    assert len(srv.log) == len(urls)
+            conn.request("GET", u)  # an absolute URL: the simulator's proxy mode
+            sockets.append(conn.sock)
+            resp = conn.getresponse()
+            resp.read()
+            assert resp.status == 200, u
+    finally:
+        conn.close()
+    assert len({id(s) for s in sockets}) == 1  # one connection for all 200
+    assert srv.latency == 0 and len(srv.log) == len(urls)
 
 
 # ---------------------------------------------------------------------- hostile

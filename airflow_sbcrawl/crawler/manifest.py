@@ -26,6 +26,7 @@ class Manifest:
         self.run = run
         self.changes = changes
         self.stored: set[str] = set()
+        self.rows_of_run: set[str] = set()  # the URLs this run wrote a row for (a row's "url")
 
     def store_target(self, final_id: int, link_id: int, resp: Response) -> int:
         """A target's bytes are stored only when they are new or changed; returns 1 for those."""
@@ -33,6 +34,9 @@ class Manifest:
         # A new URL sent a known file's validators (same file name: it may have moved) speaks for that file.
         known_id = self.changes.known_for(link_id)
         subject = link_id if known_id is None else known_id
+        if self.links.urls[subject] in self.rows_of_run:  # its second answer this run (see ``record``)
+            resp.discard()
+            return 0
         status = self.changes.classify(subject, resp)
         if status == "unchanged":  # same bytes as a known dataset (downloaded: its server gave no validator)
             resp.discard()
@@ -46,7 +50,13 @@ class Manifest:
 
     def record(self, link_id: int, final_id: int, status: str, resp: Response) -> None:
         """The row of a target: new / changed / unchanged / gone. A 304 or a 404 carries no body, so the
-        row keeps what the memory knows of the file."""
+        row keeps what the memory knows of the file.
+
+        One row per target and run: a known dataset can be asked twice at once, under its own URL (a 301 to
+        where it moved) and under the new URL that was sent its validators (same file name) while the first
+        answer was still on its way; the second answer to come back writes nothing."""
+        if self.links.urls[link_id] in self.rows_of_run:
+            return
         headers = resp.headers
         known = self.changes.known.get(link_id)
         has_body = resp.kind == "target"
@@ -68,6 +78,7 @@ class Manifest:
             "status": status,
         }
         self.sink.append_rows([row])
+        self.rows_of_run.add(row["url"])
         self.stored.update((row["url"], row["final_url"]))
         self.run.rows_written += 1
 
@@ -79,6 +90,8 @@ class Manifest:
         for row in rows:
             if not warm or row.get("run_id") == self.run.run_id:
                 self.stored.update(url for url in (row.get("url"), row.get("final_url")) if url)
+            if row.get("run_id") == self.run.run_id and isinstance(row.get("url"), str):
+                self.rows_of_run.add(row["url"])
         if count_as_this_crawl:
             for row in rows[self.run.rows_written:]:
                 for key in ("url", "final_url"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -51,6 +51,7 @@ def load_tables(
     *,
     site: str,
     crawl_run: str | None = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> LoadResult:
     """Write ``tables`` (and their observations) for ``site``; a source loaded before is replaced, not added.
 
@@ -64,11 +65,14 @@ def load_tables(
     ``crawl_run`` overrides ``Provenance.crawl_run`` when given. The namespace and tables are created when
     missing (``ensure_tables``). Raises ``ValueError`` for an empty ``site`` and ``LakeError`` (naming the
     catalog and the cause, never a secret) when the catalog cannot be reached or refuses the write.
+    ``on_step`` is told each step as it begins (progress lines: a commit of many rows takes a while).
     """
+    step = on_step or (lambda _text: None)
     if not site:
         raise ValueError("site must be a non-empty string")
     # Last one wins for a repeated table_id, so a batch never writes the same table twice.
     batch = {t.table_id: t for t in tables}
+    step(f"connecting to the catalog, {len(batch):,} tables to load")
     catalog = connect(config)
     try:
         iceberg = ensure_tables(catalog, config.namespace)
@@ -84,11 +88,14 @@ def load_tables(
     if crawl_run:
         summary["sbcrawl.crawl-run"] = crawl_run
 
+    step(f"preparing the rows of {len(batch):,} tables")
     ordered = sorted(batch.values(), key=lambda t: (t.provenance.sha256, t.table_id))
     obs_rows = _observation_rows(ordered, site)
     table_rows = _table_rows(ordered, site, crawl_run, loaded_at)
     try:
+        step(f"writing {len(obs_rows):,} observations of {len(shas):,} source files")
         replaced_obs = _replace(iceberg[OBSERVATIONS], obs_rows, replace, summary)
+        step(f"writing {len(table_rows):,} tables")
         replaced_tables = _replace(iceberg[TABLES], table_rows, replace, summary)
     except LakeError:
         raise

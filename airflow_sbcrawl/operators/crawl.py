@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
 
 from airflow.providers.common.compat.sdk import AirflowException, AirflowFailException, BaseOperator
 from airflow.sdk import Asset, AssetAlias
@@ -320,10 +321,20 @@ class SBCrawlOperator(BaseOperator):
             site=layout.site, bucket=layout.bucket, prefix=layout.prefix,
             objects_prefix=layout.objects_prefix(), manifest_keys=manifest_keys,
             manifest_uri=layout.manifest_uri(), state_prefix=storage.store.describe(), try_number=try_number,
-            crawl_key=self.crawl_key,
+            crawl_key=self.crawl_key, s3_endpoint=self._s3_endpoint(),
             objects_uploaded=sink.objects_uploaded, objects_skipped=sink.objects_skipped,
         )
         return result
+
+    def _s3_endpoint(self) -> str:
+        """The S3 connection's endpoint_url ("" on AWS), without any user info: the extra links use it."""
+        try:
+            endpoint = str(getattr(self.hook.conn_config, "endpoint_url", None) or "")
+        except Exception:
+            return ""
+        parts = urlsplit(endpoint)
+        return parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")).geturl() \
+            if parts.hostname else ""
 
     def _upload_report(self, storage: CrawlStorage, crawler: Crawler, summary: CrawlSummary) -> str:
         """The explainable crawl report (Markdown + plots) next to the run's manifests; a report that cannot

@@ -21,6 +21,7 @@ from airflow_sbcrawl.hooks.crawl import SBCrawlHook
 from airflow_sbcrawl.hooks.lake import IcebergCatalogHook
 from airflow_sbcrawl.lake import OBSERVATIONS, TABLES, LakeError, LoadResult, load_tables, mark_gone
 from airflow_sbcrawl.operators import lineage
+from airflow_sbcrawl.progress import ProgressLines
 from airflow_sbcrawl.tables import read_tables
 from airflow_sbcrawl.tables.output import INDEX_NAME
 
@@ -148,15 +149,22 @@ class LoadToLakeOperator(BaseOperator):
         text = s3.read_key(prefix + INDEX_NAME, bucket)
         records = [json.loads(line) for line in text.splitlines() if line.strip()]
         results: list[LoadResult] = []
-        with tempfile.TemporaryDirectory(prefix="sbcrawl-load-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="sbcrawl-load-") as tmp, \
+                ProgressLines(f"{site} run {run_id}: lake load", self.log.info) as progress:
             for batch in batches(records, max_obs):
+                progress.status = f"batch {len(results) + 1}: reading {len(batch):,} tables from S3"
+
+                def on_step(text: str, number: int = len(results) + 1) -> None:
+                    progress.status = f"batch {number}: {text}"
+
                 work = Path(tmp) / f"batch-{len(results):05d}"
                 (work / "tables").mkdir(parents=True)
                 for rec in batch:
                     s3.stream_to_file(bucket, prefix + rec["path"], work / rec["path"])
                 index = work / INDEX_NAME
                 index.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in batch), encoding="utf-8")
-                results.append(load_tables(config, read_tables(index), site=site, crawl_run=run_id))
+                results.append(load_tables(config, read_tables(index), site=site, crawl_run=run_id,
+                                           on_step=on_step))
                 for path in (work / "tables").iterdir():  # bounded disk: one batch at a time
                     path.unlink()
         merged = _merge(site, results)

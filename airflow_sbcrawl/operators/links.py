@@ -1,9 +1,11 @@
 """Extra links of SBCrawlOperator in the Airflow UI: the run's crawl report and its manifest folder.
 
 Both are S3 objects; a browser reaches them through whatever console or UI fronts the store, so the URL
-comes from the ``[sbcrawl] object_url_template`` option (``{bucket}`` and ``{key}`` filled in): the AWS S3
-console by default, the SeaweedFS filer UI in ``docker/docker-compose.yaml``. The link is computed from the
-crawl's return value when the task finishes (Airflow 3 stores it as an XCom); a failed try has none.
+comes from the ``[sbcrawl] object_url_template`` option (``{bucket}`` and ``{key}`` filled in), e.g. the
+SeaweedFS filer UI in ``docker/docker-compose.yaml``. Without it, a crawl whose S3 connection names an
+``endpoint_url`` (a local S3: SeaweedFS, MinIO) links to the object on that endpoint (a folder: its S3
+listing), and one on AWS to the AWS S3 console. The link is computed from the crawl's return value when the
+task finishes (Airflow 3 stores it as an XCom); a failed try has none.
 """
 
 from __future__ import annotations
@@ -20,11 +22,17 @@ if TYPE_CHECKING:
 DEFAULT_OBJECT_URL_TEMPLATE = "https://s3.console.aws.amazon.com/s3/buckets/{bucket}?prefix={key}"
 
 
-def object_url(bucket: str, key: str) -> str:
-    """The browser URL of ``s3://bucket/key`` per ``[sbcrawl] object_url_template``."""
+def object_url(bucket: str, key: str, endpoint: str = "") -> str:
+    """The browser URL of ``s3://bucket/key`` (a folder when ``key`` ends with "/") per
+    ``[sbcrawl] object_url_template``; unset, on the S3 ``endpoint`` when there is one (path-style), else in
+    the AWS S3 console."""
     from airflow_sbcrawl.settings import SECTION, airflow_option
 
-    template = airflow_option("object_url_template") or DEFAULT_OBJECT_URL_TEMPLATE
+    template = airflow_option("object_url_template")
+    if template is None and endpoint:
+        base = f"{endpoint.rstrip('/')}/{quote(bucket, safe='')}"
+        return f"{base}?prefix={quote(key, safe='/')}" if key.endswith("/") else f"{base}/{quote(key, safe='/')}"
+    template = template or DEFAULT_OBJECT_URL_TEMPLATE
     try:
         return template.format(bucket=quote(bucket, safe=""), key=quote(key, safe="/"))
     except (KeyError, IndexError, ValueError) as exc:
@@ -43,7 +51,7 @@ class _CrawlResultLink(BaseOperatorLink):
         if not isinstance(result, dict) or not result.get("bucket"):
             return ""  # the try failed before it returned: nothing to show
         key = self._key(result)
-        return object_url(result["bucket"], key) if key else ""
+        return object_url(result["bucket"], key, str(result.get("s3_endpoint") or "")) if key else ""
 
 
 class CrawlReportLink(_CrawlResultLink):

@@ -24,6 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from airflow_sbcrawl.hooks.crawl import SBCrawlHook
 from airflow_sbcrawl.hooks.layout import CrawlRef
 from airflow_sbcrawl.operators import lineage
+from airflow_sbcrawl.progress import ProgressLines
 from airflow_sbcrawl.tables import DETECTOR_VERSION, InputFile, detect_to_dir
 from airflow_sbcrawl.tables.output import ERRORS_NAME, INDEX_NAME
 
@@ -170,8 +171,11 @@ class DetectTablesOperator(BaseOperator):
         no_table: collections.Counter[str] = collections.Counter()
         with tempfile.TemporaryDirectory(prefix="sbcrawl-detect-") as tmp:
             index_path, errors_path = Path(tmp) / INDEX_NAME, Path(tmp) / ERRORS_NAME
-            with index_path.open("w", encoding="utf-8") as index, errors_path.open("w", encoding="utf-8") as errs:
-                for row in files:
+            with index_path.open("w", encoding="utf-8") as index, errors_path.open("w", encoding="utf-8") as errs, \
+                    ProgressLines(f"{ref.site} run {ref.run_id}: table detection", self.log.info) as progress:
+                for number, row in enumerate(files):
+                    progress.status = (f"{number:,}/{len(files):,} files, {summary['tables']:,} tables, "
+                                       f"{summary['files_reused']:,} files reused")
                     records, errors, no_tables, reused, seconds = self._one_file(ref, row, Path(tmp), max_bytes)
                     for rec in records:
                         index.write(json.dumps(rec, ensure_ascii=False) + "\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -106,14 +106,16 @@ def detect_file(
     return result
 
 
-def detect_to_dir(files: Iterable[InputFile | str | Path], out_dir: str | Path) -> dict:
+def detect_to_dir(files: Iterable[InputFile | str | Path], out_dir: str | Path, *,
+                  on_file: Callable[[dict], None] | None = None) -> dict:
     """Detect tables in every file and write Parquet + index into ``out_dir``; returns a JSON-able summary.
 
     ``files``: ``InputFile`` items, or plain paths (their path is then their source URL). Tables, the index
     and the errors are appended to ``out_dir`` (layout in ``output``), so batches can share it. The
     summary counts files, files with tables, tables, observations, errors and sheets without a table
     (``no_table_reasons`` by the reason's first words), the detection seconds, and the index's path. Bad
-    input is counted, not raised; only a failure to write ``out_dir`` raises (``OSError``).
+    input is counted, not raised; only a failure to write ``out_dir`` raises (``OSError``). ``on_file`` is
+    called with the summary so far after each file (progress lines).
     """
     summary: dict = {"files": 0, "files_with_tables": 0, "tables": 0, "observations": 0, "errors": 0,
                      "no_table_found": 0, "seconds": 0.0}
@@ -137,6 +139,8 @@ def detect_to_dir(files: Iterable[InputFile | str | Path], out_dir: str | Path) 
         summary["no_table_found"] += len(result.no_tables)
         no_table_reasons.update(n["reason"].split(":")[0] for n in result.no_tables)
         summary["seconds"] += result.seconds
+        if on_file is not None:
+            on_file(summary)
     summary["no_table_reasons"] = dict(no_table_reasons)
     summary["index"] = str(index_path)
     summary["seconds"] = round(summary["seconds"], 3)

@@ -226,6 +226,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=Path("bench-cost"))
     args = p.parse_args(sys.argv[1:] if argv is None else list(argv))
     args.out.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+
+    def emit(*new: str) -> None:
+        """Each line once, as soon as it is measured (the whole text also goes to cost.txt)."""
+        lines.extend(new)
+        print("\n".join(new), flush=True)
+
     if args.pages > 0:
         if args.saved_pages is not None:
             sites = [SavedSite.load(p) for p in sorted((args.saved_pages / "pages").iterdir())]
@@ -234,31 +241,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     args.eval_dir.resolve())
         with tempfile.TemporaryDirectory(prefix="sbcrawl-pagecost-") as work:
             results = page_cost(sites, args.repeats, Path(work), args.policy)
-        page_lines = list(format_page_cost(results, args.repeats))
-        print("\n".join(page_lines), file=sys.stderr, flush=True)
-    lines = [*page_lines, ""] if args.pages > 0 else []
+        emit(*format_page_cost(results, args.repeats), "")
     sizes = [int(x) for x in args.frontiers.split(",") if x]
     if sizes:
-        lines += [f"Frontier scale (synthetic links, {args.policy} policy; CPU = policy next+add+feedback per page)",
-                  "", f"{'frontier URLs':>14} {'fill s':>8} {'RSS MB':>8} {'B/URL':>7} {'CPU ms/page':>12} "
-                  f"{'ckpt MB':>8} {'save s':>7} {'restore s':>9} {'restore CPU s':>13}"]
+        emit(f"Frontier scale (synthetic links, {args.policy} policy; CPU = policy next+add+feedback per page)",
+             "", f"{'frontier URLs':>14} {'fill s':>8} {'RSS MB':>8} {'B/URL':>7} {'CPU ms/page':>12} "
+             f"{'ckpt MB':>8} {'save s':>7} {'restore s':>9} {'restore CPU s':>13}")
     with tempfile.TemporaryDirectory(prefix="sbcrawl-cost-") as work:
         for size in sizes:
             r = frontier_cost(size, Path(work), policy_name=args.policy)
-            lines.append(f"{r.frontier:>14,} {r.fill_s:>8} {r.rss_mb:>8} {r.bytes_per_url:>7} {r.page_cpu_ms:>12} "
-                         f"{r.checkpoint_mb:>8} {r.save_s:>7} {r.restore_s:>9} {r.restore_cpu_s:>13}")
-            print(lines[-1], file=sys.stderr, flush=True)
+            emit(f"{r.frontier:>14,} {r.fill_s:>8} {r.rss_mb:>8} {r.bytes_per_url:>7} {r.page_cpu_ms:>12} "
+                 f"{r.checkpoint_mb:>8} {r.save_s:>7} {r.restore_s:>9} {r.restore_cpu_s:>13}")
     for pages in (int(x) for x in args.crawls.split(",") if x and int(x) > 0):
         c = crawl_cost(pages, args.profile, policy=args.policy)
-        lines += ["", f"Crawl of {args.profile} capped at {pages:,} requests ({args.policy}): {c.pages:,} pages, "
-                      f"{c.requests:,} requests, frontier {c.frontier:,}, {c.actions:,} actions; "
-                      f"{c.cpu_s:.1f} s crawl-thread CPU = {c.cpu_ms_per_page} ms/page, "
-                      f"{c.cpu_ms_per_request} ms/request; {c.wall_s} s wall",
-                  f"  {'pages':>8} {'frontier':>9} {'CPU ms/page (window)':>21}"]
+        emit("", f"Crawl of {args.profile} capped at {pages:,} requests ({args.policy}): {c.pages:,} pages, "
+                 f"{c.requests:,} requests, frontier {c.frontier:,}, {c.actions:,} actions; "
+                 f"{c.cpu_s:.1f} s crawl-thread CPU = {c.cpu_ms_per_page} ms/page, "
+                 f"{c.cpu_ms_per_request} ms/request; {c.wall_s} s wall",
+             f"  {'pages':>8} {'frontier':>9} {'CPU ms/page (window)':>21}")
         step = max(1, len(c.windows) // 12)
-        lines += [f"  {w[0]:>8,} {w[1]:>9,} {w[2]:>21}" for w in c.windows[::step]]
-        print("\n".join(lines[-3:]), file=sys.stderr, flush=True)
-    text = "\n".join(lines)
-    (args.out / "cost.txt").write_text(text + "\n")
-    print(text)
+        emit(*(f"  {w[0]:>8,} {w[1]:>9,} {w[2]:>21}" for w in c.windows[::step]))
+    (args.out / "cost.txt").write_text("\n".join(lines) + "\n")
     return 0

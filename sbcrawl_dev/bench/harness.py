@@ -13,6 +13,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import shlex
 import shutil
 import statistics
@@ -71,8 +72,10 @@ def crawl_command(policy: str, extra_args: str = "") -> str:
 
 
 def default_eval_dir() -> Path:
-    """The shared evaluation harness beside the repository (``../shared/eval``)."""
-    return _REPO.parent / "shared" / "eval"
+    """The shared evaluation harness: ``$SBCRAWL_EVAL_DIR`` when set, else beside the repository
+    (``../shared/eval``)."""
+    given = os.environ.get("SBCRAWL_EVAL_DIR")
+    return Path(given).resolve() if given else _REPO.parent / "shared" / "eval"
 
 
 def run_one(eval_dir: Path, profile: str, seed: int, policy: str, scale: float, budget_factor: float,

@@ -180,6 +180,10 @@ def airflow_env(home: Path, pg: Postgres, redis: Redis, seaweed: SeaweedFS, sim:
         "AIRFLOW__API__PORT": str(api_port),
         "AIRFLOW__API__WORKERS": "1",
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{api_port}/execution/",
+        # On a loaded machine the one api-server worker answers a task's start in more than Airflow's 5 s
+        # default: every retry of the call timed out, and the first task (retries=0) failed before it ran,
+        # leaving the crawls upstream_failed. A slow answer is not a dead worker: wait for it.
+        "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "120",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
         # A dead worker's task is noticed after 20 s without heartbeats (default 5 min).
         "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "20",
