@@ -132,6 +132,7 @@ class Crawler:
         self._awaiting = 0  # pages handed out without feedback
         self._checkpoint_due = False
         self._seq = 0
+        self._valid_seq: int | None = None  # the newest checkpoint known sound: retention never drops it
         self._pages_at_checkpoint = 0
         self._last_checkpoint = self._started = time.monotonic()
         self._checkpoint_cost = self._last_progress = 0.0
@@ -267,7 +268,8 @@ class Crawler:
             state[name] = part.state()
             arrays.update({f"{name}.{key}": value for key, value in part.arrays().items()})
         urls = state["links"].pop("urls")  # the bulk of a checkpoint: a file of its own
-        ckpt.save(self.store, self._seq, ckpt.encode(state, arrays, urls))
+        ckpt.save(self.store, self._seq, ckpt.encode(state, arrays, urls), valid=self._valid_seq)
+        self._valid_seq = self._seq
         self._pages_at_checkpoint = self.run_state.pages
         self._last_checkpoint = time.monotonic()
         self._checkpoint_cost = self._last_checkpoint - began
@@ -285,7 +287,7 @@ class Crawler:
                 raise ckpt.ForeignCheckpoint(
                     f"the checkpoint in {self.store.describe()} is of a crawl with {key}={saved.get(key)!r}, "
                     f"not {mine!r}; resume with the same settings or start afresh")
-        self._seq = self.resumed_from = seq
+        self._seq = self.resumed_from = self._valid_seq = seq
         state["links"]["urls"] = urls
         self.changes.use(self._memory if "plan" in state else None)
         self.budget.restore(state["budget"]["requests"], state["budget"]["bytes"])

@@ -103,6 +103,7 @@ class Fetcher:
         self._slow: dict[str, int] = {}  # host -> responses in a row that missed their deadline
         self._slow_lock = threading.Lock()
         self.given_up: dict[str, str] = {}  # host -> why no more requests go to it
+        self._long_pauses: dict[str, int] = {}  # host -> Retry-After answers above the cap
 
     def close(self) -> None:
         """Close the connections and the watchdog thread."""
@@ -203,6 +204,8 @@ class Fetcher:
             self._wait_turn(host)
             if self.stop.is_set():
                 raise StopRequested("stop requested")
+            if host in self.given_up:  # given up while this request waited for its turn
+                return Response(url=url, method=method, error=self.given_up[host])
             self.budget.reserve_request()
             self._mark_sent(host)
             resp = self._attempt(url, method, headers)
@@ -210,16 +213,37 @@ class Fetcher:
                 log.warning("%s (%s)", resp.error, url)
                 return resp
             self._note_deadline(host, resp)
-            retryable = self.retries_itself(resp.status, resp.error)
-            if not retryable or attempt >= self.config.retries or self.stop.is_set():
+            if not self.retries_itself(resp.status, resp.error) or self.stop.is_set():
                 return resp
             wait = self._retry_wait(attempt, resp.headers)
             if wait is None:
-                resp.error = f"server asked to retry after more than {self.config.max_retry_after}s"
+                self._pause_too_long(host, resp)
+                return resp
+            last = attempt >= self.config.retries
+            if not last or resp.status is not None:
+                # The server's pause holds the whole host, also after the last attempt: the next request
+                # to it (another URL, from any thread) must not arrive before it ends.
+                self._pause(host, wait)
+            if last:
                 return resp
             log.debug("retrying %s in %.1fs after %s", url, wait, resp.status or resp.error)
-            self._pause(host, wait)
             attempt += 1
+
+    def _pause_too_long(self, host: str, resp: Response) -> None:
+        """A server asking for a pause above ``max_retry_after``: the host is held for that cap, and given up
+        for the run when it asks again after it (its requests would only be turned away)."""
+        cap = self.config.max_retry_after
+        resp.error = f"server asked to retry after more than {cap:g}s"
+        with self._slow_lock:
+            again = self._long_pauses.get(host, 0) + 1
+            self._long_pauses[host] = again
+            if again >= 2 and host not in self.given_up:
+                self.given_up[host] = (f"host gave up: it asked {again} times for a pause longer than "
+                                       f"{cap:g}s (Retry-After {resp.headers.get('retry-after', '')!r})")
+                log.warning("%s: %s", host, self.given_up[host])
+            elif again == 1:
+                log.warning("%s: %s; no request to it for %gs", host, resp.error, cap)
+        self._pause(host, cap)
 
     def _note_deadline(self, host: str, resp: Response) -> None:
         """Give up on a host whose responses keep missing their deadline (each costs a whole timeout)."""

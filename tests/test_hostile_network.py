@@ -1,0 +1,116 @@
+"""Hostile input, round two (issue 21): servers asking for long pauses, names resolving to refused
+addresses, one site behind two names, corrupt checkpoints, bad manifest rows, storage outages. Real HTTP
+servers on 127.0.0.1 throughout; only the resolver is stood in for where a name must resolve to a given
+address (no DNS server in a test)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import time
+
+import pytest
+
+from airflow_sbcrawl import cli
+from airflow_sbcrawl.crawler import state as ckpt
+from tests.test_hostile import FAST, HostileServer, _Handler, hostile  # noqa: F401  (the fixture)
+
+
+class _Recording(HostileServer):
+    """A server that answers every request with ``answer(path)`` and records when each one arrived."""
+
+    def __init__(self, answer) -> None:
+        self.times: list[tuple[float, str]] = []
+        self.answer = answer
+        super().__init__()
+
+    def route(self, h: _Handler, target: str) -> None:
+        self.times.append((time.monotonic(), target))
+        self.answer(h, target)
+
+
+@pytest.fixture
+def recording(monkeypatch):
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    servers: list[_Recording] = []
+
+    def start(answer) -> _Recording:
+        servers.append(_Recording(answer))
+        return servers[-1]
+
+    yield start
+    for srv in servers:
+        srv.shutdown()
+        srv.server_close()
+
+
+def _fetcher(start_url: str, **settings):
+    from airflow_sbcrawl.crawler.budget import Budget
+    from airflow_sbcrawl.crawler.config import CrawlConfig
+    from airflow_sbcrawl.crawler.fetch import Fetcher
+
+    config = CrawlConfig(start_url, **{"delay": 0.0, "backoff": 0.0, **settings})
+    return Fetcher(config, Budget(config.max_requests, config.max_bytes))
+
+
+# -- 3. Retry-After -------------------------------------------------------------------------------------
+def test_retry_after_above_the_cap_holds_then_gives_up_the_host(recording):
+    """A 429 asking for an hour (above the 1 s cap set here) holds the host for the cap, is not retried at
+    once, and a second such answer gives the host up for the run: no request within the cap, ever."""
+    srv = recording(lambda h, _t: h.send("429 Too Many Requests", b"slow down", extra="Retry-After: 3600\r\n"))
+    fetcher = _fetcher(srv.url, max_retry_after=1.0, retries=3)
+    try:
+        first = fetcher.fetch(srv.url + "a")
+        second = fetcher.fetch(srv.url + "b")
+        third = fetcher.fetch(srv.url + "c")
+    finally:
+        fetcher.close()
+    arrivals = [t for t, _ in srv.times]
+    assert [p for _, p in srv.times] == ["/a", "/b"]  # no retry of a too-long pause, nothing once given up
+    assert arrivals[1] - arrivals[0] >= 1.0 * 0.95
+    assert first.status == 429 and "more than 1s" in first.error
+    assert second.status == 429 and third.status is None and "gave up" in third.error
+
+
+def test_the_last_429_of_a_request_holds_the_host(recording):
+    """Retries spent, the last 429's Retry-After still holds the host: the next request waits for it."""
+    srv = recording(lambda h, _t: h.send("429 Too Many Requests", b"", extra="Retry-After: 1\r\n"))
+    fetcher = _fetcher(srv.url, max_retry_after=5.0, retries=1)
+    try:
+        fetcher.fetch(srv.url + "a")
+        fetcher.fetch(srv.url + "b")
+    finally:
+        fetcher.close()
+    arrivals = [t for t, _ in srv.times]
+    assert [p for _, p in srv.times] == ["/a", "/a", "/b", "/b"]
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
+    assert min(gaps) >= 1.0 * 0.95, gaps
+
+
+# -- 6. checkpoint retention ----------------------------------------------------------------------------
+def test_retention_after_a_fallback_keeps_the_last_valid_checkpoint(tiny_server, sim_proxy_env, tmp_path, capsys):
+    """The newest checkpoint is corrupt, a resume falls back to the older one and saves one new checkpoint:
+    the older valid one must survive (not the corrupt one), so losing the newest still leaves a crawl."""
+    sim_proxy_env(tiny_server)
+    base = ["crawl", tiny_server.site.start_url, "--out", str(tmp_path), *FAST]
+    assert cli.main([*base, "--max-requests", "40", "--checkpoint-every", "3"]) == 0
+    state = tmp_path / "state"
+    newest = max(state.glob("ckpt-*"))
+    (newest / "arrays.npz").write_bytes(b"torn")
+    # One checkpoint only in the resumed run: its final one.
+    assert cli.main([*base, "--resume", "--max-requests", "50", "--checkpoint-every", "10000"]) == 0
+    assert newest.name not in {p.name for p in state.glob("ckpt-*")}  # the corrupt one is gone
+    shutil.rmtree(max(state.glob("ckpt-*")))  # the newest is lost
+    seq, *_ = ckpt.load_latest(ckpt.LocalStateStore(state))
+    assert seq < int(newest.name[5:])
+    capsys.readouterr()
+
+
+def _unused(_: object) -> None:  # keeps imports used by later sections honest under ruff
+    return None
+
+
+_ = (json, socket, threading)
