@@ -5,10 +5,9 @@ address (no DNS server in a test)."""
 
 from __future__ import annotations
 
-import json
+import itertools
 import shutil
 import socket
-import threading
 import time
 
 import pytest
@@ -86,7 +85,7 @@ def test_the_last_429_of_a_request_holds_the_host(recording):
         fetcher.close()
     arrivals = [t for t, _ in srv.times]
     assert [p for _, p in srv.times] == ["/a", "/a", "/b", "/b"]
-    gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
     assert min(gaps) >= 1.0 * 0.95, gaps
 
 
@@ -109,8 +108,83 @@ def test_retention_after_a_fallback_keeps_the_last_valid_checkpoint(tiny_server,
     capsys.readouterr()
 
 
-def _unused(_: object) -> None:  # keeps imports used by later sections honest under ruff
-    return None
+
+# -- 4. addresses checked before connecting -------------------------------------------------------------
+def _resolve(monkeypatch, names: dict[str, str]) -> None:
+    """Make ``names`` resolve to the given addresses (the resolver only: connections stay real)."""
+    real = socket.getaddrinfo
+
+    def resolver(host, *args, **kwargs):
+        return real(names.get(host, host), *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
 
 
-_ = (json, socket, threading)
+def test_a_name_resolving_to_a_refused_address_gets_no_tcp_handshake(monkeypatch):
+    """A name resolving to loopback, in a crawl of a public site: refused before the connection, so the
+    listening socket never has a connection to accept."""
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    _resolve(monkeypatch, {"rebind.public.example": "127.0.0.1"})
+    fetcher = _fetcher("http://www.public.example/", allow_private_start=False, retries=0)
+    try:
+        resp = fetcher.fetch(f"http://rebind.public.example:{port}/secret")
+    finally:
+        fetcher.close()
+    accepted = 0
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except BlockingIOError:
+            break
+        conn.close()
+        accepted += 1
+    listener.close()
+    assert resp.kind == "refused" and "127.0.0.1" in resp.error
+    assert accepted == 0
+
+
+def test_link_local_and_metadata_addresses_are_never_reached(monkeypatch, tmp_path, capsys):
+    from airflow_sbcrawl.crawler.addresses import AddressGuard, AddressRefused
+    from airflow_sbcrawl.crawler.transport import checked_addresses
+
+    # Even a crawl that starts on loopback (allowed, with the warning) may not reach link-local space.
+    guard = AddressGuard("http://127.0.0.1:8000/")
+    _resolve(monkeypatch, {"meta.example": "169.254.169.254", "wire.example": "168.63.129.16"})
+    for name in ("meta.example", "wire.example"):
+        with pytest.raises(AddressRefused, match=r"link-local|cloud-metadata"):
+            checked_addresses(guard, name, 80)
+    # A start name resolving to the metadata address is not taken for the crawl's own kind of address.
+    start = AddressGuard("http://meta.example/")
+    with pytest.raises(AddressRefused):
+        start.check("meta.example", "169.254.169.254")
+    # The command line refuses such start URLs, before any request; loopback stays allowed there.
+    for url in ("http://169.254.169.254/latest/meta-data/", "http://2852039166/", "http://[fd00:ec2::254]/"):
+        assert cli.main(["crawl", url, "--out", str(tmp_path / "x"), *FAST]) == 2
+        err = capsys.readouterr().err
+        assert "no crawl may reach it" in err and "Traceback" not in err
+
+
+def test_numeric_forms_of_private_addresses_are_refused_up_front():
+    from airflow.sdk import Param
+    from airflow.sdk.exceptions import ParamValidationError
+
+    from airflow_sbcrawl.crawler.addresses import address_kind
+    from airflow_sbcrawl.params import PUBLIC_URL_PATTERN, check_public_start_url
+
+    numeric = {"2852039166": "cloud-metadata", "0x7f000001": "loopback", "127.1": "loopback", "0": "private",
+               "0177.0.0.1": "loopback", "10.1": "private"}
+    for host, kind in numeric.items():
+        assert address_kind(host) == kind, host
+        url = f"http://{host}/"
+        with pytest.raises(ValueError, match="address"):
+            check_public_start_url(url)
+        with pytest.raises(ParamValidationError):
+            Param(url, type="string", pattern=PUBLIC_URL_PATTERN).resolve()
+    for url in ("http://8.8.8.8/", "http://1.example.com/", "http://0xdead.example/", "https://www.insee.fr/"):
+        check_public_start_url(url)
+        assert Param(url, type="string", pattern=PUBLIC_URL_PATTERN).resolve() == url
+    assert address_kind("1.example.com") is None

@@ -117,7 +117,7 @@ class CrawlConfig:
             self.start_url = normalize(self.start_url)
         except InvalidURL as exc:
             raise ConfigError(f"start_url: {exc}") from exc
-        if not self.allow_private_start and (problem := start_url_problem(self.start_url)):
+        if problem := start_url_problem(self.start_url, allow_private=self.allow_private_start):
             raise ConfigError(f"start_url: {problem}")
         positive_ints = ("max_requests", "max_bytes", "max_page_bytes", "max_target_bytes", "batch_size",
                          "es_window", "es_patience", "es_min_pages", "checkpoint_every_pages", "ngram")
