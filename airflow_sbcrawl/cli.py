@@ -37,6 +37,9 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-bytes", type=parse_size, default=parse_size("50G"), help="budget of body bytes")
     p.add_argument("--delay", type=float, default=1.0,
                    help="seconds between two requests to the same host (which then gets one at a time)")
+    p.add_argument("--delay-per-host-name", action="store_true",
+                   help="keep the delay per host name (default: per IP address, so two names of one site on "
+                        "one server share it)")
     p.add_argument("--concurrency", type=int, default=8,
                    help="requests in flight at once (a host with a delay still gets one at a time)")
     p.add_argument("--policy", choices=WITHOUT_TRUTH, default=DEFAULT_POLICY,
@@ -106,7 +109,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
             options["target_mime_types"] = tuple(args.target_types)
         config = CrawlConfig(
             start_url=args.url, max_requests=args.max_requests, max_bytes=args.max_bytes, delay=args.delay,
-            concurrency=args.concurrency,
+            concurrency=args.concurrency, polite_per_address=not args.delay_per_host_name,
             response_timeout=args.timeout, max_crawl_delay=args.max_crawl_delay,
             policy=args.policy, seed=args.seed, theta=args.theta, alpha=args.alpha,
             respect_robots=not args.no_robots, early_stopping=not args.no_early_stopping,

@@ -188,3 +188,26 @@ def test_numeric_forms_of_private_addresses_are_refused_up_front():
         check_public_start_url(url)
         assert Param(url, type="string", pattern=PUBLIC_URL_PATTERN).resolve() == url
     assert address_kind("1.example.com") is None
+
+
+# -- 8. politeness per IP address -----------------------------------------------------------------------
+def test_two_names_on_one_address_share_one_delay(recording, monkeypatch):
+    srv = recording(lambda h, _t: h.send("200 OK", b"<html></html>"))
+    port = srv.server_address[1]
+    _resolve(monkeypatch, {"www.site.example": "127.0.0.1", "data.site.example": "127.0.0.1"})
+
+    def arrivals(names: list[str], **settings) -> list[float]:
+        srv.times.clear()
+        fetcher = _fetcher(f"http://www.site.example:{port}/", **settings)
+        try:
+            for i, name in enumerate(names):
+                assert fetcher.fetch(f"http://{name}.site.example:{port}/{i}").kind == "html"
+        finally:
+            fetcher.close()
+        return [t for t, _ in srv.times]
+
+    shared = arrivals(["www", "data", "www", "data"], delay=0.5)
+    assert min(b - a for a, b in itertools.pairwise(shared)) >= 0.5 * 0.95  # one delay for both names
+    # Turned off, each name keeps its own delay: the second name's first request does not wait.
+    separate = arrivals(["www", "data"], delay=30.0, polite_per_address=False)
+    assert separate[1] - separate[0] < 30.0

@@ -83,6 +83,9 @@ class CrawlConfig:
     # still gets one request at a time, spaced by the delay; without a delay it may get them all.
     concurrency: int = 8
     max_crawl_delay: float = 60.0  # a robots.txt Crawl-delay above this is capped to it
+    # The delay is kept per IP address: two host names of one site on one machine share it (False: per
+    # host name). Requests through a proxy are spaced per host name (the proxy resolves the names).
+    polite_per_address: bool = True
     # A start host's robots.txt failing in a way the fetcher does not retry itself (HTTP 500, a response
     # past its deadline) is asked again this many times, backing off.
     robots_retries: int = 2
