@@ -161,8 +161,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 
 def format_summary(s) -> str:
+    # The start page's error is printed once, on its own line after the summary, not here again.
+    reason = "the start page could not be used" if s.start_error and s.start_error in s.stop_reason else s.stop_reason
     lines = [
-        f"crawl of {s.start_url} ({s.policy}) stopped: {s.stop_reason}",
+        f"crawl of {s.start_url} ({s.policy}) stopped: {reason}",
         f"  targets retrieved  {s.targets:,}",
         f"  requests           {s.requests:,} ({s.head_requests:,} HEAD)",
         f"  body bytes         {s.bytes:,}",

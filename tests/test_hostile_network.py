@@ -6,8 +6,12 @@ address (no DNS server in a test)."""
 from __future__ import annotations
 
 import itertools
+import json
+import os
 import shutil
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -211,3 +215,48 @@ def test_two_names_on_one_address_share_one_delay(recording, monkeypatch):
     # Turned off, each name keeps its own delay: the second name's first request does not wait.
     separate = arrivals(["www", "data"], delay=30.0, polite_per_address=False)
     assert separate[1] - separate[0] < 30.0
+
+
+# -- 7. bad rows, bad settings, one error message --------------------------------------------------------
+def test_manifest_rows_of_the_wrong_types_are_skipped_and_counted(tiny_server, sim_proxy_env, tmp_path, capsys,
+                                                                  caplog):
+    sim_proxy_env(tiny_server)
+    base = ["crawl", tiny_server.site.start_url, "--out", str(tmp_path), *FAST, "--checkpoint-every", "5"]
+    assert cli.main([*base, "--max-requests", "30"]) == 0
+    manifest = tmp_path / "manifest.jsonl"
+    good = json.loads(manifest.read_text().splitlines()[0])
+    bad = [{**good, "depth": "abc"}, {**good, "url": [good["url"], "x"]}, {**good, "status": {"a": 1}}]
+    manifest.write_text(manifest.read_text() + "".join(json.dumps(row) + "\n" for row in bad))
+    capsys.readouterr()
+    assert cli.main([*base, "--resume", "--max-requests", "60"]) == 0
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    assert "skipped 3 manifest rows with values of the wrong type (first, row" in caplog.text
+    assert "depth is 'abc'" in caplog.text
+
+
+def test_an_unknown_target_type_is_refused(tmp_path, capsys):
+    code = cli.main(["crawl", "http://www.stats.example/", "--out", str(tmp_path), *FAST,
+                     "--target-type", "text/csv", "--target-type", "text/bogus"])
+    err = capsys.readouterr().err
+    assert code == 2 and "'text/bogus' is not a known MIME type" in err
+    assert not (tmp_path / "state").exists()
+    from airflow_sbcrawl.crawler import CrawlConfig
+
+    for mime in ("application/vnd.sdmx.genericdata+xml", "application/x-stata", "text/tab-separated-values",
+                 "application/geo+json"):
+        CrawlConfig("http://www.stats.example/", target_mime_types=(mime,))
+
+
+def test_an_unreachable_host_prints_its_error_once(tmp_path):
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()  # nothing listens there now: connections are refused
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    proc = subprocess.run([sys.executable, "-m", "airflow_sbcrawl.cli", "crawl", f"http://127.0.0.1:{port}/",
+                           "--out", str(tmp_path), "--delay", "0", "--no-report", "--quiet"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    both = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "Traceback" not in both
+    assert both.count("Connection refused") == 1, both
+    assert "the start page could not be used" in both

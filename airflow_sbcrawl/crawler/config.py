@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import mimetypes
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +17,22 @@ from airflow_sbcrawl.crawler.urls import InvalidURL, normalize
 
 DEFAULT_USER_AGENT = f"airflow-sbcrawl/{__version__} (+https://pypi.org/project/airflow-sbcrawl/)"
 
+
+
+def _known_mime(mime: str) -> bool:
+    """Whether ``mime`` is a type servers send: one of the paper's targets, one Python knows (its own table,
+    not the machine's files, so that a setting means the same everywhere), or a vendor, personal, x- or
+    structured-suffix (+xml, +json) type, which no table lists in full."""
+    subtype = mime.partition("/")[2]
+    if mime in TARGET_MIME_TYPES or subtype.startswith(("vnd.", "x-", "prs.")) or "+" in subtype:
+        return True
+    return mime in _builtin_mime_types()
+
+
+@functools.cache
+def _builtin_mime_types() -> frozenset[str]:
+    table = mimetypes.MimeTypes(filenames=())  # extension -> type maps, strict and common ones
+    return frozenset(mime for by_extension in table.types_map for mime in by_extension.values())
 
 
 class ConfigError(ValueError):
@@ -152,6 +170,11 @@ class CrawlConfig:
         for mime in self.target_mime_types:
             if "/" not in mime:
                 raise ConfigError(f"target_mime_types: {mime!r} is not a MIME type like 'text/csv'")
+            if not _known_mime(mime):
+                raise ConfigError(f"target_mime_types: {mime!r} is not a known MIME type (a typo would make the "
+                                  "crawl look for files no server sends); give registered types like text/csv or "
+                                  "application/pdf; vendor and x- types (application/vnd.…, application/x-…) "
+                                  "are accepted too")
 
     @property
     def effective_stop_rule(self) -> str:

@@ -38,7 +38,7 @@ from airflow_sbcrawl.crawler.earlystop import make_stopper
 from airflow_sbcrawl.crawler.fetch import Fetcher, Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.labelling import LinkLabeller
-from airflow_sbcrawl.crawler.manifest import Manifest
+from airflow_sbcrawl.crawler.manifest import Manifest, usable_rows
 from airflow_sbcrawl.crawler.mimes import dataset_extensions
 from airflow_sbcrawl.crawler.policies import Policy, make_policy
 from airflow_sbcrawl.crawler.reader import PageReader
@@ -245,7 +245,7 @@ class Crawler:
         """At the end of a run that was not stopped from outside: the site memory for the next run."""
         if self.memory_store is None or self._stop.is_set():
             return
-        rows = [row for row in self.sink.read_rows() if row.get("run_id") == self.run_state.run_id]
+        rows = [row for row in usable_rows(self.sink.read_rows()) if row.get("run_id") == self.run_state.run_id]
         memory = build_memory(self._memory, self.observations, self.changes.status, rows, self.links,
                               config=self.config, run_id=self.run_state.run_id, policy=self.policy,
                               classifier=self.classifier)
