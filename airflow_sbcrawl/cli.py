@@ -137,7 +137,11 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         summary = crawler.run(resume=args.resume, fresh=args.fresh)
     except (StateExists, CheckpointError, SiteMemoryError) as exc:
         print(f"sbcrawl crawl: {exc}", file=sys.stderr)
-        print("  use --resume to continue it or --fresh to start over", file=sys.stderr)
+        if isinstance(exc, StateExists):
+            print("  use --resume to continue it or --fresh to start over", file=sys.stderr)
+        else:  # another site's crawl (or an unusable one) is in --out: resuming it cannot work
+            print(f"  use another --out for {config.start_url}, or --fresh to discard the crawl state and site "
+                  f"memory in {args.out} (the files and manifest rows stored there stay)", file=sys.stderr)
         return 2
     except SinkError as exc:
         print(f"sbcrawl crawl: {exc}", file=sys.stderr)

@@ -18,7 +18,7 @@ import pytest
 
 from airflow_sbcrawl import cli
 from airflow_sbcrawl.crawler import state as ckpt
-from tests.test_hostile import FAST, HostileServer, _Handler, hostile  # noqa: F401  (the fixture)
+from tests.test_hostile import FAST, HostileServer, _Handler
 
 
 class _Recording(HostileServer):
@@ -35,13 +35,14 @@ class _Recording(HostileServer):
 
 
 @pytest.fixture
-def recording(monkeypatch):
+def hostile(monkeypatch):
+    """``hostile(answer=None)``: a started server (a ``_Recording`` one when ``answer`` is given), direct."""
     for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
-    servers: list[_Recording] = []
+    servers: list[HostileServer] = []
 
-    def start(answer) -> _Recording:
-        servers.append(_Recording(answer))
+    def start(answer=None) -> HostileServer:
+        servers.append(HostileServer() if answer is None else _Recording(answer))
         return servers[-1]
 
     yield start
@@ -60,10 +61,10 @@ def _fetcher(start_url: str, **settings):
 
 
 # -- 3. Retry-After -------------------------------------------------------------------------------------
-def test_retry_after_above_the_cap_holds_then_gives_up_the_host(recording):
+def test_retry_after_above_the_cap_holds_then_gives_up_the_host(hostile):
     """A 429 asking for an hour (above the 1 s cap set here) holds the host for the cap, is not retried at
     once, and a second such answer gives the host up for the run: no request within the cap, ever."""
-    srv = recording(lambda h, _t: h.send("429 Too Many Requests", b"slow down", extra="Retry-After: 3600\r\n"))
+    srv = hostile(lambda h, _t: h.send("429 Too Many Requests", b"slow down", extra="Retry-After: 3600\r\n"))
     fetcher = _fetcher(srv.url, max_retry_after=1.0, retries=3)
     try:
         first = fetcher.fetch(srv.url + "a")
@@ -78,9 +79,9 @@ def test_retry_after_above_the_cap_holds_then_gives_up_the_host(recording):
     assert second.status == 429 and third.status is None and "gave up" in third.error
 
 
-def test_the_last_429_of_a_request_holds_the_host(recording):
+def test_the_last_429_of_a_request_holds_the_host(hostile):
     """Retries spent, the last 429's Retry-After still holds the host: the next request waits for it."""
-    srv = recording(lambda h, _t: h.send("429 Too Many Requests", b"", extra="Retry-After: 1\r\n"))
+    srv = hostile(lambda h, _t: h.send("429 Too Many Requests", b"", extra="Retry-After: 1\r\n"))
     fetcher = _fetcher(srv.url, max_retry_after=5.0, retries=1)
     try:
         fetcher.fetch(srv.url + "a")
@@ -195,8 +196,8 @@ def test_numeric_forms_of_private_addresses_are_refused_up_front():
 
 
 # -- 8. politeness per IP address -----------------------------------------------------------------------
-def test_two_names_on_one_address_share_one_delay(recording, monkeypatch):
-    srv = recording(lambda h, _t: h.send("200 OK", b"<html></html>"))
+def test_two_names_on_one_address_share_one_delay(hostile, monkeypatch):
+    srv = hostile(lambda h, _t: h.send("200 OK", b"<html></html>"))
     port = srv.server_address[1]
     _resolve(monkeypatch, {"www.site.example": "127.0.0.1", "data.site.example": "127.0.0.1"})
 
@@ -260,3 +261,33 @@ def test_an_unreachable_host_prints_its_error_once(tmp_path):
     assert proc.returncode == 1 and "Traceback" not in both
     assert both.count("Connection refused") == 1, both
     assert "the start page could not be used" in both
+
+
+# -- 10. an --out folder of another site; a crawl that reached nothing ---------------------------------
+def test_an_out_folder_of_another_site_is_recovered_with_fresh(hostile, tmp_path, capsys):
+    first, second = hostile(), hostile()
+    first.links = second.links = ["/data-1.csv"]
+    out = ["--out", str(tmp_path), *FAST]
+    assert cli.main(["crawl", first.url, *out]) == 0
+    capsys.readouterr()
+    for extra in ([], ["--resume"], ["--cold"]):
+        assert cli.main(["crawl", second.url, *out, *extra]) == 2
+        err = capsys.readouterr().err
+        assert f"is of {first.url}" in err and "--fresh to discard" in err and "use --resume" not in err
+    assert not [p for _, p in second.seen]
+    assert cli.main(["crawl", second.url, *out, "--fresh"]) == 0
+    assert "targets retrieved  1" in capsys.readouterr().out
+    assert ("GET", "/data-1.csv") in second.seen
+
+
+def test_a_crawl_that_reached_nothing_leaves_no_site_memory(hostile, tmp_path, capsys):
+    srv = hostile()
+    srv.links = ["/data-1.csv"]
+    srv.robots_failures = 1000  # robots.txt answers 500: the site cannot be crawled this time
+    assert cli.main(["crawl", srv.url, "--out", str(tmp_path), *FAST]) == 1
+    assert not list((tmp_path / "memory").glob("ckpt-*"))
+    capsys.readouterr()
+    srv.robots_failures = 0
+    assert cli.main(["crawl", srv.url, "--out", str(tmp_path), *FAST]) == 0
+    out = capsys.readouterr().out
+    assert "incremental" not in out and "targets retrieved  1" in out
