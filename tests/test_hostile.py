@@ -394,7 +394,9 @@ def test_budget_holds_across_an_s3_outage(seaweed, seaweed_bucket, sim_server, s
     budget = 80
 
     def crawler() -> Crawler:
-        store = S3StateStore(SBCrawlHook.for_connection("sbcrawl_outage"), seaweed_bucket, "state/outage/")
+        # A store that does not wait for S3 to come back: the try fails, and the retry resumes.
+        store = S3StateStore(SBCrawlHook.for_connection("sbcrawl_outage"), seaweed_bucket, "state/outage/",
+                             outage_wait=0)
         config = CrawlConfig(srv.site.start_url, delay=0.0, max_requests=budget, checkpoint_every_pages=5)
         return Crawler(config, LocalSink(tmp_path), store)
 

@@ -12,13 +12,14 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
 from airflow_sbcrawl import cli
 from airflow_sbcrawl.crawler import state as ckpt
-from tests.test_hostile import FAST, HostileServer, _Handler
+from tests.test_hostile import FAST, HostileServer, _Handler, _Relay
 
 
 class _Recording(HostileServer):
@@ -291,3 +292,96 @@ def test_a_crawl_that_reached_nothing_leaves_no_site_memory(hostile, tmp_path, c
     assert cli.main(["crawl", srv.url, "--out", str(tmp_path), *FAST]) == 0
     out = capsys.readouterr().out
     assert "incremental" not in out and "targets retrieved  1" in out
+
+
+# -- 5. storage outages ---------------------------------------------------------------------------------
+class _CuttableRelay(_Relay):
+    """The S3 relay of test_hostile, telling when a connection was turned away during a cut."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.turned_away = threading.Event()
+        super().__init__(target)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            if not self.up:
+                client.close()
+                self.turned_away.set()
+                continue
+            upstream = socket.create_connection(self.target)
+            self._conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+
+def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, seaweed_bucket, sim_server,
+                                                                     sim_proxy_env, monkeypatch):
+    """S3 (objects, manifest rows, checkpoints, the budget journal) goes away three times mid-crawl and comes
+    back once the crawl has knocked on it: the crawl waits for it, every stored object has its manifest row,
+    and no target is downloaded twice."""
+    from urllib.parse import urlsplit
+
+    from airflow_sbcrawl.crawler import CrawlConfig, Crawler
+    from airflow_sbcrawl.hooks.crawl import SBCrawlHook
+    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
+    from airflow_sbcrawl.hooks.stores import S3Sink, S3StateStore
+
+    srv = sim_server("tiny")
+    sim_proxy_env(srv)
+    endpoint = urlsplit(seaweed.s3_endpoint)
+    relay = _CuttableRelay((endpoint.hostname, endpoint.port))
+    conn = json.loads(seaweed.airflow_conn_json())
+    conn["extra"].update(endpoint_url=f"http://127.0.0.1:{relay.port}",
+                         # One attempt per call: botocore's own retries must not hide a cut.
+                         config_kwargs={"retries": {"total_max_attempts": 1}, "connect_timeout": 2,
+                                        "read_timeout": 5})
+    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_CUTS", json.dumps(conn))
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    hook = SBCrawlHook.for_connection("sbcrawl_cuts")
+    layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", srv.site.start_url)
+    sink = S3Sink(hook, layout, "run-1", outage_wait=60)
+    store = S3StateStore(hook, seaweed_bucket, "state/cuts/", outage_wait=60)
+    config = CrawlConfig(srv.site.start_url, delay=0.0, max_requests=150, checkpoint_every_pages=4,
+                         early_stopping=False)
+    cuts: list[int] = []
+
+    def cut_three_times() -> None:
+        for at in (25, 60, 95):
+            while len(srv.log) < at:
+                time.sleep(0.002)
+            relay.turned_away.clear()
+            relay.cut()
+            cuts.append(len(srv.log))
+            relay.turned_away.wait(30)  # the crawl knocked on S3 while it was away
+            relay.up = True
+
+    watcher = threading.Thread(target=cut_three_times, daemon=True)
+    try:
+        watcher.start()
+        summary = Crawler(config, sink, store).run()
+        watcher.join(5)
+        rows = sink.read_rows()
+    finally:
+        relay.close()
+    assert len(cuts) == 3, f"the crawl ended after {len(srv.log)} requests, before the third cut"
+    assert sink.outages.outages + store.outages.outages >= 3
+    client = seaweed.boto3_client()
+    objects = {k.rsplit("/", 1)[-1] for k in _keys(client, seaweed_bucket, layout.objects_prefix())}
+    assert objects and objects == {r["sha256"] for r in rows if r["status"] in ("new", "changed")}
+    downloads: dict[str, int] = {}
+    for entry in list(srv.log):
+        if entry.method == "GET":
+            downloads[entry.url] = downloads.get(entry.url, 0) + 1
+    target_urls = {r["final_url"] for r in rows}
+    assert all(downloads.get(url) == 1 for url in target_urls), {u: downloads.get(u) for u in target_urls}
+    assert summary.targets == len(rows)
+
+
+def _keys(client, bucket: str, prefix: str) -> list[str]:
+    pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    return [obj["Key"] for page in pages for obj in page.get("Contents", [])]
