@@ -42,6 +42,9 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-bytes", type=parse_size, default=parse_size("50G"), help="budget of body bytes")
     p.add_argument("--delay", type=float, default=1.0,
                    help="seconds between two requests to the same host (which then gets one at a time)")
+    p.add_argument("--delay-per-host-name", action="store_true",
+                   help="keep the delay per host name (default: per IP address, so two names of one site on "
+                        "one server share it)")
     p.add_argument("--concurrency", type=int, default=8,
                    help="requests in flight at once (a host with a delay still gets one at a time)")
     p.add_argument("--policy", choices=WITHOUT_TRUTH, default=DEFAULT_POLICY,
@@ -122,7 +125,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
             options["link_context"] = tuple(part.strip() for part in parts if part.strip())
         config = CrawlConfig(
             start_url=args.url, max_requests=args.max_requests, max_bytes=args.max_bytes, delay=args.delay,
-            concurrency=args.concurrency,
+            concurrency=args.concurrency, polite_per_address=not args.delay_per_host_name,
             response_timeout=args.timeout, max_crawl_delay=args.max_crawl_delay,
             policy=args.policy, seed=args.seed, theta=args.theta, alpha=args.alpha,
             respect_robots=not args.no_robots, early_stopping=not args.no_early_stopping,
@@ -153,7 +156,11 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         summary = crawler.run(resume=args.resume, fresh=args.fresh)
     except (StateExists, CheckpointError, SiteMemoryError) as exc:
         print(f"sbcrawl crawl: {exc}", file=sys.stderr)
-        print("  use --resume to continue it or --fresh to start over", file=sys.stderr)
+        if isinstance(exc, StateExists):
+            print("  use --resume to continue it or --fresh to start over", file=sys.stderr)
+        else:  # another site's crawl (or an unusable one) is in --out: resuming it cannot work
+            print(f"  use another --out for {config.start_url}, or --fresh to discard the crawl state and site "
+                  f"memory in {args.out} (the files and manifest rows stored there stay)", file=sys.stderr)
         return 2
     except SinkError as exc:
         print(f"sbcrawl crawl: {exc}", file=sys.stderr)
@@ -182,8 +189,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 
 def format_summary(s) -> str:
+    # The start page's error is printed once, on its own line after the summary, not here again.
+    reason = "the start page could not be used" if s.start_error and s.start_error in s.stop_reason else s.stop_reason
     lines = [
-        f"crawl of {s.start_url} ({s.policy}) stopped: {s.stop_reason}",
+        f"crawl of {s.start_url} ({s.policy}) stopped: {reason}",
         f"  targets retrieved  {s.targets:,}",
         f"  requests           {s.requests:,} ({s.head_requests:,} HEAD)",
         f"  body bytes         {s.bytes:,}",

@@ -23,15 +23,23 @@ from airflow_sbcrawl.crawler.shared_budget import ALLOCATIONS
 # IPv4 literals of loopback, private, link-local, "this network" and shared (CGNAT) ranges.
 _NON_PUBLIC_IPV4 = (r"(127\.\d+|10\.\d+|0\.\d+|169\.254|192\.168|172\.(1[6-9]|2\d|3[01])"
                     r"|100\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7]))(\.\d+)+")
+# A number the resolver reads as an IPv4 address: decimal, octal (leading 0) or hex (0x).
+_NUM = r"(0[xX][0-9a-fA-F]*|\d+)"
+# Numeric hosts that are not plain dotted quads ("2852039166", "0x7f000001", "127.1", "0", "0177.0.0.1"):
+# the resolver reads them as addresses, whichever they are.
+_ODD_NUMERIC = (rf"{_NUM}(\.{_NUM}){{0,2}}\.?([:/?#]|$)"
+                rf"|({_NUM}\.)*(0[xX][0-9a-fA-F]*|0\d+)(\.{_NUM})*\.?([:/?#]|$)")
 #: Start URLs a web form accepts: http(s) on a host name or a public IPv4 address. localhost, non-public
-#: IPv4 literals and IPv6 literals are refused (a crawl must not become a way into the network it runs
-#: in); names resolving to such addresses are refused at connection time by the crawler itself.
-# A host name (or an IP address), with an optional port: what a target host is given as.
-HOST_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$"
+#: IPv4 literals, IPv4 addresses written in other numeric forms and IPv6 literals are refused (a crawl
+#: must not become a way into the network it runs in); names resolving to such addresses are refused at
+#: connection time by the crawler itself.
 PUBLIC_URL_PATTERN = (
-    rf"^https?://(?!{_NON_PUBLIC_IPV4}([:/?#]|$))(?!(localhost|[^\s/:?#]*\.localhost)\.?([:/?#]|$))"
+    rf"^https?://(?!{_NON_PUBLIC_IPV4}([:/?#]|$))(?!{_ODD_NUMERIC})"
+    r"(?!(localhost|[^\s/:?#]*\.localhost)\.?([:/?#]|$))"
     r"[^\s/:?#\[\]]+(:[0-9]{1,5})?([/?#][^\s]*)?$"
 )
+# A host name (or an IP address), with an optional port: what a target host is given as.
+HOST_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$"
 
 #: family key -> (label shown in the form, MIME types). Ordered as the form lists them.
 TARGET_FAMILIES: Mapping[str, tuple[str, tuple[str, ...]]] = {

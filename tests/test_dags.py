@@ -258,7 +258,7 @@ def test_target_families_partition_the_engine_target_types():
 @pytest.mark.parametrize(("url", "reason"), [
     ("http://localhost:8080/", "loopback"), ("http://127.0.0.1/", "loopback"), ("https://10.1.2.3/", "private"),
     ("http://192.168.0.1/x", "private"), ("http://172.16.5.4/", "private"), ("http://169.254.169.254/latest/",
-                                                                             "link-local"),
+                                                                             "cloud-metadata"),
     ("http://[::1]/", "loopback"), ("http://[fe80::1]/", "link-local"), ("http://0.0.0.0/", "private"),
 ])
 def test_non_public_start_urls_are_refused_before_any_request(url, reason):

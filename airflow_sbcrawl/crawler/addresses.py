@@ -2,19 +2,31 @@
 
 A crawler that follows links and redirects chosen by the site must not become a way into the network it
 runs in (cloud metadata at 169.254.169.254, a Redis on localhost, intranet hosts). Public addresses are
-always allowed; loopback, private, link-local and reserved ones only when the start URL itself is on such
-an address (a local simulator, an intranet portal), and then only that kind. The check runs on the address
-actually connected to, after DNS resolution, so a public name that resolves to 127.0.0.1 is refused too."""
+always allowed; loopback, private and reserved ones only when the start URL itself is on such an address (a
+local simulator, an intranet portal), and then only that kind; link-local and cloud-metadata addresses never.
+The check runs on each address a name resolves to, before connecting to it (the connection goes to the
+checked address, not to the name), so a public name that resolves to 127.0.0.1 gets no TCP handshake."""
 
 from __future__ import annotations
 
 import ipaddress
 import logging
+import re
+import socket
 from urllib.parse import urlsplit
 
 log = logging.getLogger(__name__)
 
 PUBLIC = "public"
+METADATA = "cloud-metadata"
+# Kinds never reached, whatever the start URL: instance metadata serves a cloud machine's credentials.
+NEVER = frozenset({"link-local", METADATA})
+# Instance-metadata services outside link-local space: AWS's IPv6 one, Alibaba's, Azure's wire server.
+_METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
+    "169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200", "168.63.129.16"))
+# What the C resolver (inet_aton) reads as an IPv4 address: 1 to 4 numbers, decimal, octal or hex, so
+# "2852039166", "0x7f000001", "127.1" and "0" are addresses, not names.
+_NUMERIC_HOST = re.compile(r"^(0x[0-9a-f]*|[0-9]+)(\.(0x[0-9a-f]*|[0-9]+)){0,3}$")
 
 
 class AddressRefused(ConnectionError):
@@ -22,17 +34,24 @@ class AddressRefused(ConnectionError):
 
 
 def address_kind(host: str) -> str | None:
-    """"public", "loopback", "link-local", "private" or "reserved" for an IP literal or a loopback name;
-    None for a name that has to be resolved first."""
+    """"public", "loopback", "link-local", "cloud-metadata", "private" or "reserved" for an IP literal (in
+    any form the resolver reads as one) or a loopback name; None for a name that has to be resolved first."""
     name = host.strip("[]").lower().rstrip(".")
     if name == "localhost" or name.endswith(".localhost"):
         return "loopback"
     try:
         ip = ipaddress.ip_address(name.split("%", 1)[0])
     except ValueError:
-        return None
+        if not _NUMERIC_HOST.match(name):
+            return None
+        try:
+            ip = ipaddress.IPv4Address(socket.inet_aton(name))
+        except OSError:
+            return "reserved"  # numeric but not an address the resolver reads (out of range): never a name
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
+    if ip in _METADATA_ADDRESSES:
+        return METADATA
     if ip.is_loopback:
         return "loopback"
     if ip.is_link_local:
@@ -60,7 +79,7 @@ class AddressGuard:
 
     def _decide(self, kind: str, address: str) -> None:
         self._decided = True
-        if kind != PUBLIC and self.allow_private_start:
+        if kind != PUBLIC and kind not in NEVER and self.allow_private_start:
             self.allowed_kind = kind
             log.warning("the start URL's host %s is on a %s address (%s): %s addresses are allowed for this "
                         "crawl, other non-public addresses are refused", self.start_host, kind, address, kind)
@@ -79,9 +98,16 @@ class AddressGuard:
                              f"that started at {self.start_host}")
 
 
-def start_url_problem(url: str) -> str:
-    """Why a start URL may not be crawled when private starts are not allowed ("" when it may)."""
-    kind = address_kind(urlsplit(url).hostname or "")
+def start_url_problem(url: str, allow_private: bool = False) -> str:
+    """Why a start URL may not be crawled ("" when it may). Link-local and cloud-metadata addresses never
+    may; loopback and private ones only with ``allow_private`` (the command line, not a web form)."""
+    host = urlsplit(url).hostname or ""
+    kind = address_kind(host)
     if kind is None or kind == PUBLIC:
         return ""
-    return f"{urlsplit(url).hostname} is a {kind} address; only public websites can be crawled from here"
+    if kind in NEVER:
+        return (f"{host} is a {kind} address (where a cloud machine's credentials are served); no crawl may "
+                "reach it")
+    if allow_private:
+        return ""
+    return f"{host} is a {kind} address; only public websites can be crawled from here"

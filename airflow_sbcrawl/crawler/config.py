@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import mimetypes
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +18,22 @@ from airflow_sbcrawl.crawler.urls import MAX_URL_LENGTH, InvalidURL, normalize, 
 
 DEFAULT_USER_AGENT = f"airflow-sbcrawl/{__version__} (+https://pypi.org/project/airflow-sbcrawl/)"
 
+
+
+def _known_mime(mime: str) -> bool:
+    """Whether ``mime`` is a type servers send: one of the paper's targets, one Python knows (its own table,
+    not the machine's files, so that a setting means the same everywhere), or a vendor, personal, x- or
+    structured-suffix (+xml, +json) type, which no table lists in full."""
+    subtype = mime.partition("/")[2]
+    if mime in TARGET_MIME_TYPES or subtype.startswith(("vnd.", "x-", "prs.")) or "+" in subtype:
+        return True
+    return mime in _builtin_mime_types()
+
+
+@functools.cache
+def _builtin_mime_types() -> frozenset[str]:
+    table = mimetypes.MimeTypes(filenames=())  # extension -> type maps, strict and common ones
+    return frozenset(mime for by_extension in table.types_map for mime in by_extension.values())
 
 
 class ConfigError(ValueError):
@@ -89,6 +107,9 @@ class CrawlConfig:
     # still gets one request at a time, spaced by the delay; without a delay it may get them all.
     concurrency: int = 8
     max_crawl_delay: float = 60.0  # a robots.txt Crawl-delay above this is capped to it
+    # The delay is kept per IP address: two host names of one site on one machine share it (False: per
+    # host name). Requests through a proxy are spaced per host name (the proxy resolves the names).
+    polite_per_address: bool = True
     # A start host's robots.txt failing in a way the fetcher does not retry itself (HTTP 500, a response
     # past its deadline) is asked again this many times, backing off.
     robots_retries: int = 2
@@ -136,7 +157,7 @@ class CrawlConfig:
             self.target_hosts = tuple(dict.fromkeys(target_host(str(h)) for h in self.target_hosts))
         except InvalidURL as exc:
             raise ConfigError(f"target_hosts: {exc}") from exc
-        if not self.allow_private_start and (problem := start_url_problem(self.start_url)):
+        if problem := start_url_problem(self.start_url, allow_private=self.allow_private_start):
             raise ConfigError(f"start_url: {problem}")
         positive_ints = ("max_requests", "max_bytes", "max_page_bytes", "max_target_bytes", "batch_size",
                          "es_window", "es_patience", "es_min_pages", "checkpoint_every_pages", "ngram")
@@ -171,6 +192,11 @@ class CrawlConfig:
         for mime in self.target_mime_types:
             if "/" not in mime:
                 raise ConfigError(f"target_mime_types: {mime!r} is not a MIME type like 'text/csv'")
+            if not _known_mime(mime):
+                raise ConfigError(f"target_mime_types: {mime!r} is not a known MIME type (a typo would make the "
+                                  "crawl look for files no server sends); give registered types like text/csv or "
+                                  "application/pdf; vendor and x- types (application/vnd.…, application/x-…) "
+                                  "are accepted too")
 
     @property
     def effective_stop_rule(self) -> str:

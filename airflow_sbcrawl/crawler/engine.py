@@ -40,7 +40,7 @@ from airflow_sbcrawl.crawler.equivalence import Equivalences
 from airflow_sbcrawl.crawler.fetch import Fetcher, Response
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.labelling import LinkLabeller
-from airflow_sbcrawl.crawler.manifest import Manifest
+from airflow_sbcrawl.crawler.manifest import Manifest, usable_rows
 from airflow_sbcrawl.crawler.mimes import dataset_extensions
 from airflow_sbcrawl.crawler.policies import Policy, make_policy
 from airflow_sbcrawl.crawler.policies.base import NewLink
@@ -141,6 +141,7 @@ class Crawler:
         self._awaiting = 0  # pages handed out without feedback
         self._checkpoint_due = False
         self._seq = 0
+        self._valid_seq: int | None = None  # the newest checkpoint known sound: retention never drops it
         self._pages_at_checkpoint = 0
         self._last_checkpoint = self._started = time.monotonic()
         self._checkpoint_cost = self._last_progress = 0.0
@@ -200,13 +201,12 @@ class Crawler:
     # -- start, resume, end ----------------------------------------------------------------------------
     def _prepare(self, resume: bool, fresh: bool) -> bool:
         """Restore or start; returns True when the start page still has to be crawled."""
-        self._memory = memory = (site_memory.load(self.memory_store, self.config.start_url)
-                                 if self.memory_store is not None else None)
+        self._memory = memory = self._load_memory(fresh)
         checkpointed = (0, 0)
         if self.store is not None:
             has_state = bool(self.store.checkpoints()) or bool(self.store.journal_lines())
-            if has_state and not (resume or fresh) and self._finished(memory):
-                fresh = True  # the last run finished and left its memory: its run state is disposable
+            if has_state and not (resume or fresh) and self._disposable(memory):
+                fresh = True  # the last run finished and left its memory, or crawled nothing: start afresh
             if has_state and not (resume or fresh):
                 raise StateExists(
                     f"a crawl state already exists in {self.store.describe()}: resume it, or start afresh "
@@ -240,22 +240,42 @@ class Crawler:
             return True
         return False
 
-    def _finished(self, memory: site_memory.SiteMemory | None) -> bool:
-        """Whether the run state in the store is that of the run that wrote ``memory`` (so it finished)."""
-        if memory is None or not memory.run_id:
-            return False
+    def _load_memory(self, fresh: bool) -> site_memory.SiteMemory | None:
+        """The site memory of earlier runs. One that cannot be used (another site's, another format) is an
+        error, unless ``fresh``: a fresh start discards it, as it discards the run state."""
+        if self.memory_store is None:
+            return None
+        try:
+            return site_memory.load(self.memory_store, self.config.start_url)
+        except site_memory.SiteMemoryError as exc:
+            if not fresh:
+                raise
+            log.warning("%s: discarded (a fresh start)", exc)
+            for seq in self.memory_store.checkpoints():
+                self.memory_store.delete(seq)
+            return None
+
+    def _disposable(self, memory: site_memory.SiteMemory | None) -> bool:
+        """Whether the run state in the store need not be resumed: that of the run that wrote ``memory``
+        (it finished), or of a run that crawled no page (its start host could not be reached)."""
         try:
             loaded = ckpt.load_latest(self.store)
         except ckpt.CheckpointError:
             return False
-        # (version 1 kept the run id at the top level)
-        return loaded is not None and (loaded[1].get("run") or loaded[1]).get("run_id") == memory.run_id
+        if loaded is None:
+            return False
+        run = loaded[1].get("run") or loaded[1]  # (version 1 kept the run's fields at the top level)
+        if run.get("pages") == 0 and run.get("targets") == 0:
+            return True
+        return memory is not None and bool(memory.run_id) and run.get("run_id") == memory.run_id
 
     def _write_memory(self) -> None:
         """At the end of a run that was not stopped from outside: the site memory for the next run."""
         if self.memory_store is None or self._stop.is_set():
             return
-        rows = [row for row in self.sink.read_rows() if row.get("run_id") == self.run_state.run_id]
+        if self.reader.start_error and self.run_state.pages <= 1 and self.run_state.targets == 0:
+            return  # the site was not reached: a memory of nothing would make the next run "incremental"
+        rows = [row for row in usable_rows(self.sink.read_rows()) if row.get("run_id") == self.run_state.run_id]
         memory = build_memory(self._memory, self.observations, self.changes.status, rows, self.links,
                               config=self.config, run_id=self.run_state.run_id, policy=self.policy,
                               classifier=self.classifier, frontier=self.scheduler.waiting(),
@@ -279,7 +299,8 @@ class Crawler:
             state[name] = part.state()
             arrays.update({f"{name}.{key}": value for key, value in part.arrays().items()})
         urls = state["links"].pop("urls")  # the bulk of a checkpoint: a file of its own
-        ckpt.save(self.store, self._seq, ckpt.encode(state, arrays, urls))
+        ckpt.save(self.store, self._seq, ckpt.encode(state, arrays, urls), valid=self._valid_seq)
+        self._valid_seq = self._seq
         self._pages_at_checkpoint = self.run_state.pages
         self._last_checkpoint = time.monotonic()
         self._checkpoint_cost = self._last_checkpoint - began
@@ -297,7 +318,7 @@ class Crawler:
                 raise ckpt.ForeignCheckpoint(
                     f"the checkpoint in {self.store.describe()} is of a crawl with {key}={saved.get(key)!r}, "
                     f"not {mine!r}; resume with the same settings or start afresh")
-        self._seq = self.resumed_from = seq
+        self._seq = self.resumed_from = self._valid_seq = seq
         state["links"]["urls"] = urls
         self.changes.use(self._memory if "plan" in state else None)
         self.budget.restore(state["budget"]["requests"], state["budget"]["bytes"])

@@ -16,6 +16,7 @@ import email.utils
 import hashlib
 import logging
 import os
+import socket
 import tempfile
 import threading
 import time
@@ -95,7 +96,8 @@ class Fetcher:
         self._env_proxies = urllib.request.getproxies_environment()
         self._proxies_by_host: dict[str, str | None] = {}
         self._headers = {"User-Agent": config.user_agent, "Accept-Encoding": "gzip, deflate", "Accept": "*/*"}
-        self._free_at: dict[str, float] = {}  # host -> when its next request may be sent
+        self._free_at: dict[str, float] = {}  # server (address or host) -> when its next request may be sent
+        self._servers: dict[str, str] = {}  # host name -> its server for politeness (see _server)
         self._turns = threading.Lock()
         self.host_delay: dict[str, float] = {}  # per-host delays above the configured one (Crawl-delay)
         self._targets = frozenset(config.target_mime_types)
@@ -103,6 +105,7 @@ class Fetcher:
         self._slow: dict[str, int] = {}  # host -> responses in a row that missed their deadline
         self._slow_lock = threading.Lock()
         self.given_up: dict[str, str] = {}  # host -> why no more requests go to it
+        self._long_pauses: dict[str, int] = {}  # host -> Retry-After answers above the cap
 
     def close(self) -> None:
         """Close the connections and the watchdog thread."""
@@ -146,26 +149,43 @@ class Fetcher:
         return self._proxies_by_host[key]
 
     # -- politeness ------------------------------------------------------------------------------------
-    def _wait_turn(self, host: str) -> None:
-        """Wait until a request to ``host`` may be sent: the turns of concurrent requests are handed out
-        in order, each ``delay`` after the previous one, none before a pause the server asked for ends."""
+    def _server(self, url: str, hostname: str) -> str:
+        """What the delay is kept for: the host's IP address (``polite_per_address``: two names of one
+        site on one machine share one delay, as in Heritrix and Nutch), else the host name. Names reached
+        through a proxy, or that do not resolve, count as their own server."""
+        if not self.config.polite_per_address or self._proxy(url):
+            return hostname
+        server = self._servers.get(hostname)
+        if server is None:
+            try:
+                infos = socket.getaddrinfo(hostname, None, type=socket.SOCK_STREAM)
+                server = "ip:" + min(str(info[4][0]) for info in infos)
+            except (OSError, UnicodeError, ValueError):
+                server = hostname
+            self._servers[hostname] = server
+        return server
+
+    def _wait_turn(self, server: str, host: str) -> None:
+        """Wait until a request to ``host`` on ``server`` may be sent: the turns of concurrent requests are
+        handed out in order, each ``delay`` after the previous one, none before a pause the server asked
+        for ends."""
         with self._turns:
             now = time.monotonic()
-            turn = max(now, self._free_at.get(host, now))
-            self._free_at[host] = turn + self.delay_of(host)
+            turn = max(now, self._free_at.get(server, now))
+            self._free_at[server] = turn + self.delay_of(host)
         if turn > now:
             self.stop.wait(turn - now)
 
-    def _mark_sent(self, host: str) -> None:
-        """The next turn of ``host`` counts from when this request really goes: its journal write may have
+    def _mark_sent(self, server: str, host: str) -> None:
+        """The next turn of ``server`` counts from when this request really goes: its journal write may have
         taken a while since its turn came, and the server must see the delay between arrivals, not between
         turns handed out here."""
-        self._pause(host, self.delay_of(host))
+        self._pause(server, self.delay_of(host))
 
-    def _pause(self, host: str, seconds: float) -> None:
-        """No request to ``host`` from any thread for ``seconds`` (a Retry-After holds the whole host)."""
+    def _pause(self, server: str, seconds: float) -> None:
+        """No request to ``server`` from any thread for ``seconds`` (a Retry-After holds the whole host)."""
         with self._turns:
-            self._free_at[host] = max(self._free_at.get(host, 0.0), time.monotonic() + seconds)
+            self._free_at[server] = max(self._free_at.get(server, 0.0), time.monotonic() + seconds)
 
     def _retry_wait(self, attempt: int, headers: dict[str, str]) -> float | None:
         """Seconds to wait before the next attempt, or None when the server asks for too long a pause."""
@@ -198,28 +218,52 @@ class Fetcher:
         except AddressRefused as exc:
             log.warning("%s (%s)", exc, url)
             return Response(url=url, method=method, kind="refused", error=f"refused: {exc}")
+        server = self._server(url, parts.hostname or host)
         attempt = 0
         while True:
-            self._wait_turn(host)
+            self._wait_turn(server, host)
             if self.stop.is_set():
                 raise StopRequested("stop requested")
+            if host in self.given_up:  # given up while this request waited for its turn
+                return Response(url=url, method=method, error=self.given_up[host])
             self.budget.reserve_request()
-            self._mark_sent(host)
+            self._mark_sent(server, host)
             resp = self._attempt(url, method, headers)
             if resp.kind == "refused":
                 log.warning("%s (%s)", resp.error, url)
                 return resp
             self._note_deadline(host, resp)
-            retryable = self.retries_itself(resp.status, resp.error)
-            if not retryable or attempt >= self.config.retries or self.stop.is_set():
+            if not self.retries_itself(resp.status, resp.error) or self.stop.is_set():
                 return resp
             wait = self._retry_wait(attempt, resp.headers)
             if wait is None:
-                resp.error = f"server asked to retry after more than {self.config.max_retry_after}s"
+                self._pause_too_long(server, host, resp)
+                return resp
+            last = attempt >= self.config.retries
+            if not last or resp.status is not None:
+                # The server's pause holds the whole host, also after the last attempt: the next request
+                # to it (another URL, from any thread) must not arrive before it ends.
+                self._pause(server, wait)
+            if last:
                 return resp
             log.debug("retrying %s in %.1fs after %s", url, wait, resp.status or resp.error)
-            self._pause(host, wait)
             attempt += 1
+
+    def _pause_too_long(self, server: str, host: str, resp: Response) -> None:
+        """A server asking for a pause above ``max_retry_after``: the host is held for that cap, and given up
+        for the run when it asks again after it (its requests would only be turned away)."""
+        cap = self.config.max_retry_after
+        resp.error = f"server asked to retry after more than {cap:g}s"
+        with self._slow_lock:
+            again = self._long_pauses.get(host, 0) + 1
+            self._long_pauses[host] = again
+            if again >= 2 and host not in self.given_up:
+                self.given_up[host] = (f"host gave up: it asked {again} times for a pause longer than "
+                                       f"{cap:g}s (Retry-After {resp.headers.get('retry-after', '')!r})")
+                log.warning("%s: %s", host, self.given_up[host])
+            elif again == 1:
+                log.warning("%s: %s; no request to it for %gs", host, resp.error, cap)
+        self._pause(server, cap)
 
     def _note_deadline(self, host: str, resp: Response) -> None:
         """Give up on a host whose responses keep missing their deadline (each costs a whole timeout)."""

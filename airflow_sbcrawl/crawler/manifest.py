@@ -6,6 +6,7 @@ again the datasets of earlier runs (conditionally), so only its own rows are don
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from email.message import Message
 
@@ -14,6 +15,8 @@ from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.runstate import RunState
 from airflow_sbcrawl.crawler.sinks import Sink
 from airflow_sbcrawl.crawler.warm.changes import Changes
+
+log = logging.getLogger(__name__)
 
 
 class Manifest:
@@ -87,13 +90,14 @@ class Manifest:
         rows only); ``count_as_this_crawl`` (a resume): the rows written after the restored checkpoint
         count as this crawl's targets, and their URLs join the link table."""
         rows = self.sink.read_rows()
-        for row in rows:
+        good = usable_rows(rows, self.sink.describe())
+        for row in good:
             if not warm or row.get("run_id") == self.run.run_id:
                 self.stored.update(url for url in (row.get("url"), row.get("final_url")) if url)
             if row.get("run_id") == self.run.run_id and isinstance(row.get("url"), str):
                 self.rows_of_run.add(row["url"])
         if count_as_this_crawl:
-            for row in rows[self.run.rows_written:]:
+            for row in usable_rows(rows[self.run.rows_written:]):
                 for key in ("url", "final_url"):
                     url = row.get(key)
                     if url and url not in self.links:
@@ -103,6 +107,41 @@ class Manifest:
                     self.changes.status[row["url"]] = status
                 self.run.targets += status in ("new", "changed")
         self.run.rows_written = len(rows)
+
+
+_STATUSES = ("new", "changed", "unchanged", "gone")
+
+
+def row_problem(row: dict) -> str:
+    """What makes a manifest row unusable ("" when nothing does): a row of the right shape may still hold
+    values of the wrong type (an edited or foreign manifest)."""
+    if not isinstance(row.get("url"), str) or not row["url"]:
+        return f"url is {row.get('url')!r}, not a URL"
+    for key in ("final_url", "run_id", "sha256", "mime"):
+        if key in row and not isinstance(row[key], str):
+            return f"{key} is {row[key]!r}, not a string"
+    depth = row.get("depth", 0)
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+        return f"depth is {depth!r}, not a whole number"
+    if row.get("status", "new") not in _STATUSES:
+        return f"status is {row.get('status')!r}, not one of {', '.join(_STATUSES)}"
+    return ""
+
+
+def usable_rows(rows: list[dict], where: str = "") -> list[dict]:
+    """The rows a crawl can use; the others are skipped, counted and (with ``where``, once) logged."""
+    good, skipped, first = [], 0, ""
+    for number, row in enumerate(rows, 1):
+        problem = row_problem(row)
+        if problem:
+            skipped += 1
+            first = first or f"row {number}: {problem}"
+        else:
+            good.append(row)
+    if skipped and where:
+        log.warning("%s: skipped %d manifest row%s with values of the wrong type (first, %s); the targets "
+                    "they name may be fetched again", where, skipped, "s" * (skipped > 1), first)
+    return good
 
 
 def _filename(disposition: str | None) -> str:

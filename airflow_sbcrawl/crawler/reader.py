@@ -125,7 +125,7 @@ class PageReader:
             self.manifest.record(job.origin, final_id, "gone", resp)
         elif job.start:
             self.start_error = resp.error or f"{resp.kind} response ({resp.mime or 'no content type'})"
-            log.warning("start page %s gave no links: %s", job.url, self.start_error)
+            log.info("start page %s gave no links: %s", job.url, self.start_error)  # the result says it
         return 0
 
     def _target_fetched(self, job: Job, resp: Response) -> int | None:

@@ -46,6 +46,7 @@ class RobotsRules:
         self._parsed: dict[str, Protego] = {}
         self.delays: dict[str, float] = {}  # netloc -> Crawl-delay seconds, for the fetcher
         self.problems: dict[str, str] = {}  # origin -> why its robots.txt could not be read
+        self.quiet = False  # failures logged at INFO (the caller reports them itself)
         self.failures: dict[str, tuple[int | None, str]] = {}  # origin -> (status, error) of that failure
         self._unavailable_until: dict[str, float] = {}  # origin -> when to ask for its robots.txt again
         # Rules read, by the "scheme://authority" text that starts a URL (normalised URLs: the origin itself),
@@ -69,7 +70,9 @@ class RobotsRules:
                 text = _ALLOW_ALL
             else:
                 problem = f"robots.txt of {origin} unavailable ({error or f'HTTP {status}'}): not crawling that host"
-                log.warning("%s for now; asking again in %gs", problem, self.retry_after)
+                # The start host's failure is reported once, by whoever runs the crawl (it ends the crawl).
+                (log.info if self.quiet else log.warning)("%s for now; asking again in %gs", problem,
+                                                          self.retry_after)
                 self.problems[origin] = problem
                 self.failures[origin] = (status, error)
                 self._unavailable_until[origin] = time.monotonic() + self.retry_after
@@ -162,16 +165,20 @@ def robots_txt_reader(fetcher: Fetcher, scope: Scope, outcomes: Counter[str]) ->
 def start_allowed(robots: RobotsRules, url: str, retries: int, backoff: float, stop: threading.Event) -> bool:
     """Whether the start page may be crawled: its host's robots.txt, asked again up to ``retries`` times
     with back-off while it is unavailable (raises StopRequested when ``stop`` is set meanwhile)."""
-    for attempt in range(retries + 1):
-        if robots.allowed(url) or not robots.unavailable(url):
-            return robots.allowed(url)
-        status, error = robots.failure(url)
-        if error.startswith("refused") or Fetcher.retries_itself(status, error):
-            return False  # an address the crawl may not reach, or already retried with back-off
-        if attempt < retries:
-            wait = backoff * 2**attempt
-            log.warning("retrying robots.txt of the start host in %gs", wait)
-            if stop.wait(wait):
-                raise StopRequested("stop requested")
-            robots.retry_now(url)
-    return False
+    robots.quiet = True  # a failure ends the crawl, and the crawl's result says why: said once, there
+    try:
+        for attempt in range(retries + 1):
+            if robots.allowed(url) or not robots.unavailable(url):
+                return robots.allowed(url)
+            status, error = robots.failure(url)
+            if error.startswith("refused") or Fetcher.retries_itself(status, error):
+                return False  # an address the crawl may not reach, or already retried with back-off
+            if attempt < retries:
+                wait = backoff * 2**attempt
+                log.warning("retrying robots.txt of the start host in %gs", wait)
+                if stop.wait(wait):
+                    raise StopRequested("stop requested")
+                robots.retry_now(url)
+        return False
+    finally:
+        robots.quiet = False

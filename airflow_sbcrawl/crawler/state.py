@@ -254,11 +254,17 @@ def decode(files: dict[str, bytes]) -> tuple[dict, dict[str, np.ndarray], list[s
     return state, arrays, text.split("\n") if text else []
 
 
-def save(store: StateStore, seq: int, files: dict[str, bytes]) -> None:
-    """Write generation ``seq`` and drop all but the last ``KEEP`` ones."""
+def save(store: StateStore, seq: int, files: dict[str, bytes], valid: int | None = None) -> None:
+    """Write generation ``seq`` and drop the older ones. ``valid`` is the newest generation known to be
+    sound before this one (the one a resume fell back to, or the last saved): it is kept, and every other
+    one dropped, so a corrupt generation skipped by a fallback never outlives the last valid one. Without
+    ``valid``, the last ``KEEP`` generations are kept."""
     store.write(seq, files)
-    for old in store.checkpoints()[:-KEEP]:
-        store.delete(old)
+    seqs = store.checkpoints()
+    keep = set(seqs[-KEEP:]) if valid is None else {seq, valid}
+    for old in seqs:
+        if old not in keep and old < seq:
+            store.delete(old)
 
 
 def load_latest(store: StateStore) -> tuple[int, dict, dict[str, np.ndarray], list[str]] | None:

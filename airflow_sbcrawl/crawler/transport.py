@@ -1,6 +1,6 @@
-"""The connections under the fetcher: every address checked once connected, and the connections in use
-reachable from another thread (or a signal handler), so a request can be aborted at any stage — while it
-connects, while the headers trickle in, while the body arrives."""
+"""The connections under the fetcher: every address checked before it is connected to, and the connections
+in use reachable from another thread (or a signal handler), so a request can be aborted at any stage —
+while it connects, while the headers trickle in, while the body arrives."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ import certifi
 from urllib3 import PoolManager, ProxyManager, make_headers
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util.connection import create_connection
 
 from airflow_sbcrawl.crawler.addresses import AddressGuard, AddressRefused
 
@@ -43,17 +45,52 @@ class InFlight:
                     sock.shutdown(socket.SHUT_RDWR)
 
 
+def checked_addresses(guard: AddressGuard, host: str, port: int) -> list[str]:
+    """The addresses ``host`` resolves to that the guard allows, in the resolver's order; AddressRefused
+    (naming the first refused one) when there is none. Connecting only to these, never to the name, is
+    what keeps a refused address from even a TCP handshake (and a second lookup from answering otherwise)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    allowed: list[str] = []
+    refused: AddressRefused | None = None
+    for *_, sockaddr in infos:
+        address = str(sockaddr[0])
+        try:
+            guard.check(host, address)
+        except AddressRefused as exc:
+            refused = refused or exc
+            continue
+        if address not in allowed:
+            allowed.append(address)
+    if not allowed:
+        raise refused or AddressRefused(f"{host} resolves to no address")
+    return allowed
+
+
 def _connection_class(base: type[HTTPConnection], in_flight: InFlight, guard: AddressGuard | None) -> type:
     class Connection(base):  # type: ignore[misc, valid-type]
+        def _new_conn(self) -> socket.socket:
+            if guard is None:  # through a proxy: the proxy resolves the names
+                return super()._new_conn()
+            try:
+                addresses = checked_addresses(guard, self._dns_host, self.port)
+            except socket.gaierror as exc:
+                raise NameResolutionError(self.host, self, exc) from exc
+            error: OSError | None = None
+            for address in addresses:
+                try:
+                    return create_connection((address, self.port), self.timeout,
+                                             source_address=self.source_address,
+                                             socket_options=self.socket_options)
+                except TimeoutError as exc:
+                    raise ConnectTimeoutError(self, f"Connection to {self.host} timed out. "
+                                                    f"(connect timeout={self.timeout})") from exc
+                except OSError as exc:
+                    error = exc
+            raise NewConnectionError(self, f"Failed to establish a new connection: {error}") from error
+
         def connect(self) -> None:
             super().connect()
             in_flight.attach(self.sock)
-            if guard is not None:
-                try:
-                    guard.check(self.host, self.sock.getpeername()[0])
-                except AddressRefused:
-                    self.close()
-                    raise
 
         def getresponse(self) -> Any:
             in_flight.attach(self.sock)
@@ -73,9 +110,9 @@ def _pool_classes(in_flight: InFlight, guard: AddressGuard | None) -> dict[str, 
 
 class Connections:
     """urllib3 pool managers for the fetcher (requests' layer on top cost as much CPU as the receive).
-    Direct connections are checked against the guard once connected (after DNS); connections to a proxy
-    the operator configured are not (the proxy resolves the names: URL hosts that are IP literals or
-    loopback names are checked by the fetcher before the request)."""
+    Direct connections go only to resolved addresses the guard allows (checked before connecting);
+    connections to a proxy the operator configured are not (the proxy resolves the names: URL hosts that
+    are IP literals or loopback names are checked by the fetcher before the request)."""
 
     def __init__(self, in_flight: InFlight, guard: AddressGuard, connections: int = 1) -> None:
         # One kept-alive connection per concurrent request, per host (a proxy counts as one host).

@@ -10,10 +10,15 @@ only.
 from __future__ import annotations
 
 import json
+import logging
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
-from botocore.exceptions import BotoCoreError, ClientError
+from boto3.exceptions import S3UploadFailedError
+from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as EndpointError
 
 from airflow_sbcrawl.crawler.sinks import SinkError
 
@@ -21,6 +26,57 @@ if TYPE_CHECKING:
     from airflow.providers.amazon.aws.hooks.s3 import S3Hook
 
     from airflow_sbcrawl.hooks.layout import S3CrawlLayout
+
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: Seconds a store waits for S3 to come back before it fails (a restarted S3 server, a network blip).
+OUTAGE_WAIT = 300.0
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether an S3 failure may pass: S3 unreachable, a connection dropped, a 5xx answer."""
+    if isinstance(exc, EndpointError | HTTPClientError | S3UploadFailedError):
+        return True
+    if isinstance(exc, ClientError):
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        return status >= 500 or exc.response.get("Error", {}).get("Code") in ("SlowDown", "ServiceUnavailable")
+    return False
+
+
+class Outages:
+    """Rides out S3 outages: a call failing for a reason that may pass is made again, backing off, for up
+    to ``wait`` seconds. A crawl cut off from its storage then pauses instead of failing, so what it
+    downloaded is stored with its manifest row when S3 is back, and nothing is downloaded twice because a
+    failed try lost the rows it had not written yet."""
+
+    def __init__(self, wait: float = OUTAGE_WAIT) -> None:
+        self.wait = wait
+        self.outages = 0  # outages ridden out (a call failed, then succeeded)
+
+    def call(self, what: str, fn: Callable[..., T], *args, **kwargs) -> T:
+        """``fn(*args, **kwargs)``, made again while it fails transiently (``what`` names it in the log)."""
+        deadline = 0.0
+        pause = 0.25
+        while True:
+            try:
+                result = fn(*args, **kwargs)
+            except Exception as exc:
+                now = time.monotonic()
+                if not transient(exc) or (deadline and now >= deadline) or self.wait <= 0:
+                    raise
+                if not deadline:
+                    deadline = now + self.wait
+                    log.warning("S3 unreachable while trying to %s (%s): waiting up to %gs for it to come back",
+                                what, describe_error(exc), self.wait)
+                time.sleep(min(pause, max(deadline - now, 0.0)))
+                pause = min(pause * 2, 5.0)
+                continue
+            if deadline:
+                self.outages += 1
+                log.warning("S3 is back: %s done", what)
+            return result
 
 
 def describe_error(exc: Exception) -> str:
@@ -41,10 +97,11 @@ class S3Sink:
     checkpoint's worth) and written as one immutable object per flush: S3 has no append, and an object
     is either whole or absent, so a kill never leaves a torn manifest."""
 
-    def __init__(self, hook: S3Hook, layout: S3CrawlLayout, run_id: str) -> None:
+    def __init__(self, hook: S3Hook, layout: S3CrawlLayout, run_id: str, outage_wait: float = OUTAGE_WAIT) -> None:
         self.hook = hook
         self.layout = layout
         self.run_id = run_id
+        self.outages = Outages(outage_wait)
         self._run_prefix = layout.run_prefix(run_id)
         self._pending: list[dict] = []
         self._next_seq: int | None = None  # found by listing, so a retry never overwrites a previous try's rows
@@ -59,8 +116,9 @@ class S3Sink:
         if sha256 in self._known:
             return True
         try:
-            found = self.hook.head_object(self.layout.object_key(sha256), self.layout.bucket) is not None
-        except (ClientError, BotoCoreError) as exc:
+            found = self.outages.call("check an object", self.hook.head_object, self.layout.object_key(sha256),
+                                      self.layout.bucket) is not None
+        except (ClientError, BotoCoreError, S3UploadFailedError) as exc:
             raise SinkError(f"cannot check {self.layout.url(self.layout.object_key(sha256))}: "
                             f"{describe_error(exc)}") from exc
         if found:
@@ -77,10 +135,11 @@ class S3Sink:
             # load_file hands the path to boto3's upload_file: multipart above the transfer threshold,
             # streamed from disk, so a 2 GB target never sits in memory. replace=True skips the hook's own
             # existence check, already made above.
-            self.hook.load_file(filename=path, key=key, bucket_name=self.layout.bucket, replace=True)
+            self.outages.call("store an object", self.hook.load_file, filename=path, key=key,
+                              bucket_name=self.layout.bucket, replace=True)
             self._known.add(sha256)
             self.objects_uploaded += 1
-        except (ClientError, BotoCoreError) as exc:
+        except (ClientError, BotoCoreError, S3UploadFailedError) as exc:
             raise SinkError(f"cannot store {self.layout.url(key)}: {describe_error(exc)}") from exc
         finally:
             Path(path).unlink(missing_ok=True)  # the sink owns the temporary file
@@ -91,7 +150,8 @@ class S3Sink:
         self._pending.extend(rows)
 
     def _manifest_keys_in_s3(self) -> list[str]:
-        keys = [k for k in list_keys(self.hook, self.layout.bucket, self._run_prefix)
+        keys = [k for k in self.outages.call("list the manifest", list_keys, self.hook, self.layout.bucket,
+                                             self._run_prefix)
                 if k.rsplit("/", 1)[-1].startswith("manifest-") and k.endswith(".jsonl")]
         return sorted(keys)  # zero-padded sequence numbers: lexical order is write order
 
@@ -108,7 +168,8 @@ class S3Sink:
         key = self.layout.manifest_key(self.run_id, self._next_seq)
         body = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in self._pending)
         try:
-            self.hook.load_bytes(body.encode("utf-8"), key=key, bucket_name=self.layout.bucket, replace=True)
+            self.outages.call("write manifest rows", self.hook.load_bytes, body.encode("utf-8"), key=key,
+                              bucket_name=self.layout.bucket, replace=True)
         except (ClientError, BotoCoreError) as exc:
             raise SinkError(f"cannot write the manifest {self.layout.url(key)}: {describe_error(exc)}") from exc
         self._next_seq += 1
@@ -122,7 +183,7 @@ class S3Sink:
         self.manifest_keys = list(keys)
         rows: list[dict] = []
         for key in keys:
-            text = self.hook.read_key(key, self.layout.bucket)
+            text = self.outages.call("read the manifest", self.hook.read_key, key, self.layout.bucket)
             rows.extend(json.loads(line) for line in text.splitlines() if line.strip())
         return rows + list(self._pending)
 
@@ -147,11 +208,13 @@ class S3StateStore:
     written, no request is sent. A try killed at any moment, or cut off from S3, therefore leaves at most
     ``journal_lease`` requests of the budget unused, and never lets the retry overshoot it."""
 
-    def __init__(self, hook: S3Hook, bucket: str, prefix: str, journal_lease: int = 10) -> None:
+    def __init__(self, hook: S3Hook, bucket: str, prefix: str, journal_lease: int = 10,
+                 outage_wait: float = OUTAGE_WAIT) -> None:
         self.hook = hook
         self.bucket = bucket
         self.prefix = prefix if prefix.endswith("/") else prefix + "/"
         self.journal_lease = journal_lease
+        self.outages = Outages(outage_wait)
         self._journal_line: str | None = None
         self._journal_dirty = False
 
@@ -166,7 +229,7 @@ class S3StateStore:
     def checkpoints(self) -> list[int]:
         """Sequence numbers of the complete checkpoints (those whose ``MANIFEST.json`` exists), oldest first."""
         seqs = set()
-        for key in list_keys(self.hook, self.bucket, self.prefix + "ckpt-"):
+        for key in self.outages.call("list checkpoints", list_keys, self.hook, self.bucket, self.prefix + "ckpt-"):
             folder, _, name = key[len(self.prefix):].partition("/")
             if name == "MANIFEST.json" and folder[5:].isdigit():
                 seqs.add(int(folder[5:]))
@@ -175,13 +238,14 @@ class S3StateStore:
     def write(self, seq: int, files: dict[str, bytes]) -> None:
         """Upload one checkpoint's files in the order given (``MANIFEST.json`` last: it makes it complete)."""
         for name, data in files.items():  # dict order: MANIFEST.json comes last
-            self.hook.load_bytes(data, key=self._ckpt_prefix(seq) + name, bucket_name=self.bucket, replace=True)
+            self.outages.call("write a checkpoint", self.hook.load_bytes, data, key=self._ckpt_prefix(seq) + name,
+                              bucket_name=self.bucket, replace=True)
 
     def read(self, seq: int, name: str) -> bytes:
         """One file of a checkpoint; ``FileNotFoundError`` when it cannot be read."""
         key = self._ckpt_prefix(seq) + name
         try:
-            obj = self.hook.get_conn().get_object(Bucket=self.bucket, Key=key)
+            obj = self.outages.call("read a checkpoint", self.hook.get_conn().get_object, Bucket=self.bucket, Key=key)
         except ClientError as exc:
             # FileNotFoundError is an OSError: the engine then treats the checkpoint as torn, not fatal.
             raise FileNotFoundError(f"s3://{self.bucket}/{key}: {describe_error(exc)}") from exc
@@ -189,9 +253,9 @@ class S3StateStore:
 
     def delete(self, seq: int) -> None:
         """Remove one checkpoint's files."""
-        keys = list_keys(self.hook, self.bucket, self._ckpt_prefix(seq))
+        keys = self.outages.call("list a checkpoint", list_keys, self.hook, self.bucket, self._ckpt_prefix(seq))
         if keys:
-            self.hook.delete_objects(bucket=self.bucket, keys=keys)
+            self.outages.call("delete a checkpoint", self.hook.delete_objects, bucket=self.bucket, keys=keys)
 
     # -- budget journal --------------------------------------------------------------------------------
     def journal_append(self, line: str) -> None:
@@ -203,15 +267,17 @@ class S3StateStore:
     def flush_journal(self) -> None:
         """Write the last journal line if it is not in S3 yet (a killed try calls it on its way out)."""
         if self._journal_dirty and self._journal_line is not None:
-            self.hook.load_bytes((self._journal_line + "\n").encode("ascii"), key=self.journal_key,
-                                 bucket_name=self.bucket, replace=True)
+            self.outages.call("write the budget journal", self.hook.load_bytes,
+                              (self._journal_line + "\n").encode("ascii"), key=self.journal_key,
+                              bucket_name=self.bucket, replace=True)
             self._journal_dirty = False
 
     def journal_lines(self) -> list[str]:
         """The journal's lines in S3, then the one not written yet (only the last one counts)."""
         lines = [] if self._journal_line is None else [self._journal_line]
         try:
-            obj = self.hook.get_conn().get_object(Bucket=self.bucket, Key=self.journal_key)
+            obj = self.outages.call("read the budget journal", self.hook.get_conn().get_object, Bucket=self.bucket,
+                                    Key=self.journal_key)
             lines = obj["Body"].read().decode("ascii", "replace").splitlines() + lines
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") not in ("NoSuchKey", "404"):
@@ -223,7 +289,8 @@ class S3StateStore:
         self._journal_line = None
         self._journal_dirty = False
         # The raw client: the hook's delete_objects logs every call, and this runs at every checkpoint.
-        self.hook.get_conn().delete_object(Bucket=self.bucket, Key=self.journal_key)
+        self.outages.call("reset the budget journal", self.hook.get_conn().delete_object, Bucket=self.bucket,
+                          Key=self.journal_key)
 
     def clear(self) -> None:
         """Remove every checkpoint and the journal (a fresh start of the same task instance)."""
