@@ -2,6 +2,7 @@
 
     python -m sbcrawl_dev bench tables [--data FILE] [--cv K] [--train OUT.json] [--multi N] [--large]
     python -m sbcrawl_dev bench tables --real [DIR]      (annotated real statistics files, tables_real.py)
+    python -m sbcrawl_dev bench tables --regions [--corpora saus,fuste,real] [--loco]   (tables_regions.py)
 
 Prints per-class precision/recall/F1, macro-F1 over the six non-empty classes, table recall and precision
 at IoU >= 0.5 (every annotated sheet is one table), and the CPU time of detection (features + classification
@@ -301,9 +302,21 @@ def main(argv: list[str] | None = None) -> int:
         help="only: annotated real statistics files (DIR with expected.json, default tests/data/tables_real)",
     )
     parser.add_argument("--large", action="store_true", help="also time sheets of 10,000 and 100,000 cells")
+    parser.add_argument("--regions", action="store_true",
+                        help="only: table regions per cached corpus ('bench tables-corpora fetch' first)")
+    parser.add_argument("--corpora", default="", help="--regions: comma-separated corpora (default: all cached)")
+    parser.add_argument("--loco", action="store_true",
+                        help="--regions: also leave-one-corpus-out (train on the others, score the held-out one)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
     args = parser.parse_args(argv)
     out = sys.stdout
+    if args.regions:
+        from sbcrawl_dev.bench.tables_regions import main as regions_main
+
+        result = regions_main([c for c in args.corpora.split(",") if c], loco=args.loco, out=out)
+        if args.json:
+            print(json.dumps(result), file=out)
+        return 0 if result else 2
     if args.hostile is not None:
         from sbcrawl_dev.bench.tables_hostile import main as hostile_main
 
