@@ -11,9 +11,10 @@ from itertools import repeat
 import numpy as np
 
 from .classifier import LineClassifier, default_classifier
-from .features import EMPTY, MARK, NUMBER, TEXT, cell_kinds
+from .features import EMPTY, MARK, NUMBER, TEXT, cell_kinds, sheet_features
 from .model import DetectedTable, Observation, Provenance
-from .segment import ATTRIBUTE_LABEL, BODY, column_blocks, refine_classes, segments
+from .regions import RegionModel, default_region_model, final_classes, find_tables
+from .segment import ATTRIBUTE_LABEL, BODY, column_blocks
 from .values import SheetCells, parse_range
 
 DETECTOR_VERSION = "sbcrawl-tables/0.3+lr1"  # 0.3: tables framed by their lines of numbers, ranges, total columns
@@ -264,12 +265,16 @@ def build_table(
     col_offset: int = 0,
     kinds: np.ndarray | None = None,
     values: np.ndarray | None = None,
+    core: tuple[int, int] | None = None,
 ) -> DetectedTable:
     """One table of the sheet, lines ``span``; ``cells`` are the sheet's parsed cells (see SheetCells).
 
-    ``rows`` may be a block of the sheet's columns (a table beside another); ``col_offset`` is the sheet
-    column of its first one, so that the table's cells are placed in the sheet. ``kinds``, ``values``: the
-    block's ``features.cell_kinds``, when the caller has them.
+    ``span`` holds the table with its titles above and notes under it; ``core`` is the table proper, its
+    header block and body (by default from its first to its last line that is neither metadata nor
+    notes): the table's range, its columns those of its lines. ``rows`` may be a block of the sheet's
+    columns (a table beside another); ``col_offset`` is the sheet column of its first one, so that the
+    table's cells are placed in the sheet. ``kinds``, ``values``: the block's ``features.cell_kinds``,
+    when the caller has them.
     """
     if kinds is None or values is None:
         kinds, values = cell_kinds(cells.text, cells.decimal, cells)
@@ -277,6 +282,9 @@ def build_table(
     lines = list(range(a, b + 1))
     used = [i for i in lines if classes[i] != "empty"]
     framed = [i for i in used if classes[i] not in ("metadata", "notes")]  # titles and notes overhang
+    if core is None:
+        core = (framed[0], framed[-1]) if framed else (a, b)
+    framed = [i for i in framed if core[0] <= i <= core[1]]
     cols = np.flatnonzero((kinds[framed] != EMPTY).any(axis=0)).tolist() if framed else []
     lo, hi = (min(cols), max(cols)) if cols else (0, max(len(rows[a]) - 1, 0))
     body = [i for i in lines if classes[i] in BODY]
@@ -320,13 +328,13 @@ def build_table(
     return DetectedTable(
         provenance=provenance,
         index=index,
-        first_row=a,
-        last_row=b,
+        first_row=core[0],
+        last_row=core[1],
         first_col=lo + col_offset,
         last_col=hi + col_offset,
         title=title,
         header=[[c for c in rows[i][lo : hi + 1]] for i in header_idx],
-        line_classes=[classes[i] for i in lines],
+        line_classes=[classes[i] for i in range(core[0], core[1] + 1)],
         observations=observations,
         notes=notes,
         confidence=round(conf, 4),
@@ -338,6 +346,7 @@ def detect_tables(
     rows: Sequence[Sequence[str]],
     provenance: Provenance,
     classifier: LineClassifier | None = None,
+    regions: RegionModel | None = None,
 ) -> list[DetectedTable]:
     """Every table in one sheet, with its lines classified and its body in long form.
 
@@ -346,24 +355,27 @@ def detect_tables(
     come in sheet order, blocks of columns left to right; a table of labels only has no observations (the
     caller decides whether to keep it). An empty sheet gives no table.
     """
-    return classify_and_detect(rows, provenance, classifier)[1]
+    return classify_and_detect(rows, provenance, classifier, regions)[1]
 
 
 def classify_and_detect(
     rows: Sequence[Sequence[str]],
     provenance: Provenance,
     classifier: LineClassifier | None = None,
+    regions: RegionModel | None = None,
 ) -> tuple[list[str], list[DetectedTable]]:
     """The class of every line of the sheet, and the tables built from them.
 
     Tables side by side are classified apart, each on its block of columns; a line's class is then the
-    one it has in the first block where it is not empty.
+    one it has in the first block where it is not empty. ``classifier`` (the line model) and ``regions``
+    (where the tables are, ``regions.RegionModel``) default to the shipped models.
     """
     width = max(map(len, rows), default=0)
     grid = [[*map(str, r), *[""] * (width - len(r))] for r in rows]
     if not grid or width == 0:
         return ["empty"] * len(grid), []
     clf = classifier or default_classifier()
+    model = regions or default_region_model()
     cells = SheetCells.guess(grid)  # parsed once, for the line features and the tables alike
     kinds, values = cell_kinds(grid, cells.decimal, cells)
     if not provenance.detector_version:
@@ -376,9 +388,15 @@ def classify_and_detect(
         part = grid if whole else [r[lo : hi + 1] for r in grid]
         part_cells = cells if whole else cells.columns(lo, hi)
         kv = (kinds, values) if whole else (kinds[:, lo : hi + 1], values[:, lo : hi + 1])
-        classes, proba = clf.predict_proba_sheet(part, cells=part_cells, kinds_values=kv)
-        classes = refine_classes(classes, part_cells.text, *kv)
-        for span in segments(classes):
-            tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo, *kv))
+        feats = sheet_features(part, cells=part_cells, kinds_values=kv)
+        classes, proba = clf.classify_features(feats)
+        role_proba, decisions = model.decide(feats, proba, kv[0])
+        spans = find_tables(decisions, role_proba)
+        classes = final_classes(classes, proba, role_proba, decisions, spans)
+        for top, first, last, bottom in spans:
+            if not any(c in BODY for c in classes[first : last + 1]):
+                continue  # a header without a body is no table
+            tables.append(build_table(part, classes, proba, (top, bottom), provenance, len(tables), part_cells, lo,
+                                      *kv, core=(first, last)))
         line_classes = [c if c != "empty" else b for c, b in zip(line_classes, classes, strict=True)]
     return line_classes, tables

@@ -11,11 +11,12 @@ repository. ``show`` prints a sheet with row numbers and column letters, the vie
 
 One sheet per JSON line::
 
-    {"corpus": "fuste", "id": "file.xlsx_Sheet1.csv", "org": "", "rows": [["", "..."], ...],
+    {"corpus": "fuste", "id": "file.xlsx_Sheet1.csv", "org": "", "group": "census", "rows": [["", "..."], ...],
      "tables": [{"range": [first_row, last_row, first_col, last_col], "header": [first, last] | null}],
      "lines": ["metadata", "header", "data", ..., "empty"] | null}
 
-``range`` is the table proper, its header block and body (0-based, inclusive); titles, units, sources and
+``group`` puts together the sheets that are not independent of each other (FUSTE's template, SAUS's and
+the real files' file): cross-validation folds never part them. ``range`` is the table proper, its header block and body (0-based, inclusive); titles, units, sources and
 notes lie outside it. ``header`` is the rows of its header block (null: no header). ``lines`` is a class
 per row where the source annotates one (SAUS, FUSTE), in ``model.LINE_CLASSES``.
 
@@ -169,7 +170,7 @@ def mondrian_sheet(name: str, rows: list[list[str]], annotation: dict, corpus: s
             lines.append("")
     _fill_outside(lines, tables)
     tables.sort(key=lambda t: (t["range"][0], t["range"][2]))
-    return {"corpus": corpus, "id": name, "org": "", "rows": rows, "tables": tables, "lines": lines}
+    return {"corpus": corpus, "id": name, "org": "", "group": name, "rows": rows, "tables": tables, "lines": lines}
 
 
 def _fill_outside(lines: list[str], tables: list[dict]) -> None:
@@ -188,6 +189,11 @@ def read_mondrian(repos: Repos, corpus: str) -> tuple[list[dict], str]:
         annotations = json.loads(repos.read(repo, commit, f"{folder}/annotations/annotations_elements.json"))
     except LookupError as exc:
         return [], f"annotations_elements.json not available ({exc})"
+    try:  # sheets made from one template (FUSTE: 383 triathlon results, 170 census fact sheets) share a group
+        templates = json.loads(repos.read(repo, commit, f"{folder}/annotations/annotations_templates.json"))
+    except LookupError:
+        templates = {}
+    template_of = {f: k for k, files in templates.items() for f in files}
     sheets = []
     missing = 0
     for name in sorted(annotations):
@@ -196,7 +202,9 @@ def read_mondrian(repos: Repos, corpus: str) -> tuple[list[dict], str]:
         except LookupError:
             missing += 1
             continue
-        sheets.append(mondrian_sheet(name, rows, annotations[name], corpus))
+        sheet = mondrian_sheet(name, rows, annotations[name], corpus)
+        sheet["group"] = template_of.get(name, name)
+        sheets.append(sheet)
     return sheets, (f"{missing} annotated files without their CSV" if missing else "")
 
 
@@ -214,7 +222,8 @@ def saus_sheets(path: Path) -> list[dict]:
             rows = [r + [""] * (width - len(r)) for r in rows]
             lines = list(s["line_annotation"])
             out.append({"corpus": "saus", "id": f"{s.get('file_name', '')}#{s.get('table_id', '')}", "org": "US Census",
-                        "rows": rows, "tables": tables_from_lines(rows, lines), "lines": lines})
+                        "group": str(s.get("file_name", "")), "rows": rows, "tables": tables_from_lines(rows, lines),
+                        "lines": lines})
     return out
 
 
@@ -303,7 +312,7 @@ def real_sheets(repos: Repos, path: Path = ANNOTATIONS) -> tuple[list[dict], lis
             if rows is None:
                 problems.append(f"{label}: no sheet {sheet!r} (sheets: {sorted(sheets)[:8]})")
                 continue
-            out.append({"corpus": "real", "id": f"{name}#{sheet}", "org": entry.get("org", ""),
+            out.append({"corpus": "real", "id": f"{name}#{sheet}", "org": entry.get("org", ""), "group": label,
                         "rows": rows, "tables": annotated_tables(spec), "lines": None})
     return out, problems
 
