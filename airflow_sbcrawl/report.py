@@ -46,7 +46,7 @@ def write_report(crawler: Crawler, summary: CrawlSummary, out_dir: str | Path,
         "## Why the crawl stopped\n\n" + _stop_section(summary),
         f"## Harvest\n\n![harvest curve]({harvest_png.name})\n\n"
         f"{summary.targets:,} targets in {summary.requests:,} requests ({summary.head_requests:,} HEAD) over "
-        f"{summary.pages:,} pages." + _resumes_text(crawler.resumes),
+        f"{summary.pages:,} pages." + _resumes_text(crawler.run_state.resumes),
         _groups_section(groups, groups_png, described, summary.policy),
         _confusion_section(crawler, summary, truth),
     ]
@@ -147,7 +147,7 @@ def _confusion_section(crawler: Crawler, summary: CrawlSummary, truth: Callable[
             counts[(LABEL_NAMES[predicted[link_id]], kind if kind in _ACTUAL[:2] else "neither")] += 1
     else:
         basis = "against what the GET found, for the labelled links the crawl fetched"
-        for key, n in crawler.confusion.items():
+        for key, n in crawler.run_state.confusion.items():
             pred, _, actual = key.partition("->")
             counts[(pred, actual)] += n
     total = sum(counts.values())
@@ -174,13 +174,13 @@ def _pyplot() -> Any:
 
 
 def _harvest_png(crawler: Crawler, summary: CrawlSummary, path: Path) -> Path:
-    requests = np.frombuffer(crawler.harvest_requests, dtype=np.int64)
-    targets = np.frombuffer(crawler.harvest_targets, dtype=np.int64)
+    requests = np.frombuffer(crawler.run_state.harvest_requests, dtype=np.int64)
+    targets = np.frombuffer(crawler.run_state.harvest_targets, dtype=np.int64)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     xs, ys = np.concatenate([[0], requests]), np.concatenate([[0], targets])
     # Segments lost to a kill end at the point a resume added (index at_page of the arrays, +1 here).
-    cuts = sorted({r["at_page"] + 1 for r in crawler.resumes
+    cuts = sorted({r["at_page"] + 1 for r in crawler.run_state.resumes
                    if r.get("at_page") is not None and r["at_page"] + 1 < len(xs)})
     start = 0
     for cut in [*cuts, len(xs)]:

@@ -17,6 +17,11 @@ out=benchmarks/results
 # The same harness on our held-out profiles (bench/heldout.py: structures the development profiles lack).
 .venv/bin/python -m sbcrawl_dev bench harness --profiles held-out --seeds 1,2,3 --policies default --jobs 2 \
     --out "$out/harness-heldout"
+# Real sites replayed (../shared/eval/replay): every site, development and held-out, 2 runs of each policy (~50 min);
+# replay-before/ holds the figures from before issue 19.
+# Needs the sites extracted first: python -m sbcrawl_dev bench replay-extract --site all --mirror-root ROOT.
+.venv/bin/python -m sbcrawl_dev bench replay --sites all --runs 2 --policies default,sb-classifier-paper,focused,tres,anthelion \
+    --jobs 2 --out "$out/replay-before"
 # Cost at scale: synthetic frontiers, then real crawls of the large profile.
 .venv/bin/python -m sbcrawl_dev bench cost --crawls 0 --out "$out/cost-frontier"
 .venv/bin/python -m sbcrawl_dev bench cost --frontiers "" --crawls 1000,50000 --out "$out/cost-crawl"

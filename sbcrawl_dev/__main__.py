@@ -27,6 +27,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
 BENCHES: dict[str, tuple[str, str]] = {
     "crawl": ("sbcrawl_dev.bench.crawl_policies", "crawl policies compared on simulated sites (paper Tables 2-4)"),
     "harness": ("sbcrawl_dev.bench.harness", "the CLI crawler scored by the shared evaluation harness"),
+    "replay": ("sbcrawl_dev.bench.replay", "the CLI crawler on real websites replayed offline, scored by the harness"),
+    "replay-extract": ("sbcrawl_dev.bench.replay_sites",
+                       "extract replayed real sites (the harness's and the project's) from git mirrors"),
+    "request-order": ("sbcrawl_dev.bench.request_order",
+                      "the requests deterministic crawls send, in order: two trees compared after a refactoring"),
     "cost": ("sbcrawl_dev.bench.cost", "what the engine costs at scale: page path, frontier, long crawls"),
     "recrawl": ("sbcrawl_dev.bench.warm_vs_cold", "a warm (incremental) crawl against a cold one, a site changed"),
     "shared-budget": ("sbcrawl_dev.bench.bandit_vs_equal",
@@ -39,6 +44,8 @@ BENCHES: dict[str, tuple[str, str]] = {
     "tables-pdf": ("sbcrawl_dev.bench.tables_pdf", "PDF reader speed on a generated statistics PDF"),
     "tables-corpora": ("sbcrawl_dev.bench.tables_corpora",
                        "annotated sheets for table regions (SAUS, FUSTE, real files) fetched into a cache"),
+    "tables-observations": ("sbcrawl_dev.bench.tables_observations",
+                            "keyed observations and numbers true to the text, on real statistics files"),
 }
 
 

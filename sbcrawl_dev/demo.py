@@ -232,7 +232,7 @@ def run_ingest_dag(ctx: DemoContext) -> None:
 
 def show_lake(ctx: DemoContext) -> None:
     began = time.monotonic()
-    from airflow_sbcrawl.lake import CatalogConfig, query
+    from airflow_sbcrawl.lake import CatalogConfig, query, series
 
     config = CatalogConfig.from_seaweed(ctx.seaweed, namespace=NAMESPACE)
     print("[7/7] the lake: DuckDB over the Iceberg tables `tables` and `observations`", flush=True)
@@ -250,6 +250,14 @@ def show_lake(ctx: DemoContext) -> None:
     for o in obs:
         print(f"      observation  {' / '.join(o['row_labels'])} x {' / '.join(o['column_path'])} = {o['raw_value']} "
               f"(value {o['value']}, {o['status']}) in {o['title'][:60]!r}")
+        # the same row as a series, selected by its labels (docs/tables.md): one value per column
+        rows = series(config, o["row_labels"])
+        shown = ", ".join(f"{' / '.join(r['column_path'])} {r['raw_value']}" for r in rows[:4])
+        print(f"      series       labels {list(o['row_labels'])}: {len(rows)} values ({shown}, ...)")
+    keys = query(config, """
+        SELECT count(*) AS shared FROM (SELECT 1 FROM observations GROUP BY table_id, row_labels, column_path
+                                        HAVING count(*) > 1)""").to_pylist()[0]
+    print(f"      keys         {keys['shared']} keys (row labels + column path) shared by two observations")
     counts = query(config, "SELECT (SELECT count(*) FROM tables) AS t, (SELECT count(*) FROM observations) AS o")
     c = counts.to_pylist()[0]
     print(f"      totals       {c['t']} rows in tables, {c['o']} rows in observations")

@@ -156,7 +156,7 @@ def test_url_classifier_learns_from_batches_and_restores():
     accuracy = np.mean(clf.predict([u for u, _ in test]) == np.array([y for _, y in test]))
     assert accuracy > 0.95
     copy = UrlClassifier(batch_size=10)
-    copy.restore(json.loads(json.dumps(clf.state())), clf.arrays()["classifier_coef"])
+    copy.restore(json.loads(json.dumps(clf.state())), clf.arrays())
     assert np.array_equal(copy.predict([u for u, _ in test]), clf.predict([u for u, _ in test]))
 
 
@@ -202,7 +202,8 @@ def test_link_table_restore():
     table = LinkTable()
     table.add("http://a.example/", 0, -1, None)
     table.add("http://a.example/x", 1, 0, "html body a")
-    copy = LinkTable.restore(list(table.urls), list(table.paths), table.arrays())
+    copy = LinkTable()
+    copy.restore(json.loads(json.dumps(table.state())), table.arrays())
     assert copy.found_on(1) == "http://a.example/" and copy.tag_path(1) == "html body a"
     assert "http://a.example/x" in copy
 

@@ -32,3 +32,7 @@ def test_demo_runs_end_to_end_and_says_where_targets_landed(tmp_path):
     tables, observations = map(int, totals.groups())
     assert tables > 0 and observations > 0
     assert re.search(r"observation\s+.+ = \S+ \(value [0-9.]+, ok\)", out)
+    # the observation's series, selected by its labels; every key in the lake tells one observation
+    series = re.search(r"series\s+labels .*: (\d+) values", out)
+    assert series and int(series.group(1)) >= 8  # a simulated table has 8 to 16 years
+    assert re.search(r"keys\s+0 keys \(row labels \+ column path\) shared", out)

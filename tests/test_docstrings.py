@@ -1,17 +1,13 @@
 """Every public contract of the runtime package says in a docstring what it takes, gives and raises.
 
-Read from the source (``ast``), so no optional dependency is imported. Checked so far (issue 22; the lead
-widens ``CHECKED`` as the other parts gain their docstrings):
+Read from the source (``ast``), so no optional dependency is imported. Checked:
 
 - ``CHECKED``: every public class, function and method of these modules;
 - ``CONTRACTS`` and ``CONTRACT_FOLDERS``: the classes other code implements or calls through (a policy, a
   state store, a sink, the hooks and operators), each class and its public methods;
 - every public class of the runtime package.
 
-Those marked pending are documented on other branches of issue 22. They are strict expected failures, so
-the first run after those branches are merged fails and says to mark them checked.
-
-Development tools (the simulator, benches, local infrastructure, the demo) leave the runtime package and
+Development tools (the simulator, benches, local infrastructure, the demo) live in ``sbcrawl_dev`` and
 are not checked here.
 """
 
@@ -24,35 +20,18 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "airflow_sbcrawl"
 
-#: Leaving the runtime package for ``sbcrawl_dev`` (issue 22): never checked.
-DEV_TOOLS = (
-    "sim/", "bench/", "infra/", "demo.py",
-    "tables/bench.py", "tables/pdfbench.py", "tables/devset.py", "tables/hostilebench.py", "tables/realbench.py",
-)
-
 #: Modules (files, or folders ending in "/") whose every public class, function and method is checked.
 CHECKED = ("__init__.py", "report.py", "settings.py", "params.py", "tables/", "lake/")
 
-#: Contract classes: (module, class) -> pending reason, or None when checked now.
-CONTRACTS: dict[tuple[str, str], str | None] = {
-    ("crawler/policies/base.py", "Policy"): "Policy.add/next/feedback/state/arrays/restore: engine-split branch",
-    ("crawler/state.py", "StateStore"): "StateStore's methods: engine-split branch",
-    ("crawler/sinks.py", "Sink"): "Sink.has_object/append_rows/describe: engine-split branch",
-}
+#: Contract classes, (module, class): what other code implements or calls through.
+CONTRACTS: tuple[tuple[str, str], ...] = (
+    ("crawler/policies/base.py", "Policy"),
+    ("crawler/state.py", "StateStore"),
+    ("crawler/sinks.py", "Sink"),
+)
 
-#: Folders whose public classes are all contracts (Airflow hooks and operators), pending their branch.
-CONTRACT_FOLDERS: dict[str, str | None] = {
-    "hooks/": None,
-    "operators/": None,
-}
-
-
-#: Why the walk of the whole runtime package (public classes only) is still pending.
-RUNTIME_CLASSES = "classes of crawler/ and operators/: engine-split and Airflow-layer branches"
-
-
-def _is_dev_tool(rel: str) -> bool:
-    return any(rel == d or (d.endswith("/") and rel.startswith(d)) for d in DEV_TOOLS)
+#: Folders whose public classes are all contracts (Airflow hooks and operators).
+CONTRACT_FOLDERS = ("hooks/", "operators/")
 
 
 def _modules(prefix: str) -> list[str]:
@@ -60,8 +39,7 @@ def _modules(prefix: str) -> list[str]:
     to the package."""
     if prefix and not prefix.endswith("/"):
         return [prefix]
-    found = sorted(p.relative_to(PACKAGE).as_posix() for p in (PACKAGE / prefix).rglob("*.py"))
-    return [rel for rel in found if not _is_dev_tool(rel)]
+    return sorted(p.relative_to(PACKAGE).as_posix() for p in (PACKAGE / prefix).rglob("*.py"))
 
 
 def _public(node: ast.AST) -> bool:
@@ -94,37 +72,22 @@ def _read(rel: str) -> str:
     return (PACKAGE / rel).read_text(encoding="utf-8")
 
 
-_THEN = "when this passes, mark it checked in tests/test_docstrings.py"
-
-
-def _pending(reason: str | None) -> list:
-    if reason is None:
-        return []
-    return [pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"pending ({reason}); {_THEN}")]
-
-
 @pytest.mark.parametrize("rel", [rel for prefix in CHECKED for rel in _modules(prefix)])
 def test_public_definitions_of_checked_modules_have_docstrings(rel):
     assert undocumented(_read(rel)) == [], f"airflow_sbcrawl/{rel}: public definitions without a docstring"
 
 
-@pytest.mark.parametrize(
-    ("rel", "name"),
-    [pytest.param(rel, name, id=f"{rel}:{name}", marks=_pending(reason)) for (rel, name), reason in CONTRACTS.items()],
-)
+@pytest.mark.parametrize(("rel", "name"), [pytest.param(rel, name, id=f"{rel}:{name}") for rel, name in CONTRACTS])
 def test_contract_classes_and_their_methods_have_docstrings(rel, name):
     assert undocumented(_read(rel), only_class=name) == [], f"airflow_sbcrawl/{rel}: {name}'s contract"
 
 
-@pytest.mark.parametrize(
-    "folder", [pytest.param(folder, marks=_pending(reason)) for folder, reason in CONTRACT_FOLDERS.items()]
-)
+@pytest.mark.parametrize("folder", CONTRACT_FOLDERS)
 def test_hooks_and_operators_document_their_classes_and_methods(folder):
     missing = {rel: m for rel in _modules(folder) if (m := undocumented(_read(rel), functions=False))}
     assert missing == {}, f"airflow_sbcrawl/{folder}: classes or methods without a docstring"
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"pending ({RUNTIME_CLASSES}); {_THEN}")
 def test_every_public_class_of_the_runtime_package_has_a_docstring():
     missing = {rel: m for rel in _modules("") if (m := undocumented(_read(rel), methods=False, functions=False))}
     assert missing == {}, "public classes without a docstring"

@@ -192,3 +192,33 @@ def test_sample_returns_observations_with_their_table(lake_config: CatalogConfig
 def test_load_requires_a_site(lake_config: CatalogConfig) -> None:
     with pytest.raises(ValueError, match="site"):
         load_tables(lake_config, [gdp_table()], site="")
+
+
+def test_a_keyed_table_detected_from_a_file_loads_and_its_series_is_selected_by_labels(
+    lake_config: CatalogConfig,
+) -> None:
+    """The lake's query of docs/tables.md on a table detected from a file laid out as Destatis publishes it
+    (row numbers, years, Länder written once per block, age bands), loaded into the SeaweedFS catalog."""
+    from airflow_sbcrawl.lake import SERIES_SQL, series
+    from airflow_sbcrawl.tables import detect_file
+
+    lines = ["Sterbefälle nach Kalenderwochen;;;;;;", "Lfd. Nr.;Jahr;Bundesland;Alter;KW 1;KW 2;KW 3"]
+    n = 0
+    for land in ("Bremen", "Hamburg"):
+        for k, age in enumerate(("Insgesamt", "0-65", "65 u. mehr")):
+            n += 1
+            lines.append(f"{n};2022;{land if k == 0 else ''};{age};{100 + n};{200 + n};{300 + n}")
+    lines += [";;;;;;", "- = nichts vorhanden;;;;;;"]
+    (table,) = detect_file("\n".join(lines).encode(), name="sterbefaelle.csv").tables
+    load_tables(lake_config, [table], site="destatis")
+    rows = series(lake_config, ["Hamburg", "0-65"], site="destatis")
+    assert [(r["column_path"], r["value"]) for r in rows] == [(["KW 1"], 105.0), (["KW 2"], 205.0), (["KW 3"], 305.0)]
+    assert {tuple(r["row_labels"]) for r in rows} == {("5", "2022", "Hamburg", "0-65")}
+    assert series(lake_config, ["Hamburg", "0-65"], site="elsewhere") == []
+    # every key is unique in the lake: row labels + column path
+    dup = query(lake_config, "SELECT count(*) AS n FROM observations GROUP BY table_id, row_labels, column_path "
+                             "HAVING count(*) > 1").to_pylist()
+    assert dup == []
+    (loaded,) = scan(lake_config, TABLES).to_pylist()
+    assert loaded["warnings"] == []
+    assert "list_has_all(o.row_labels, $labels)" in SERIES_SQL

@@ -58,7 +58,7 @@ def test_checkpoint_round_trip_continues_the_same_crawl(policy, finite_tiny, tmp
         crawler.run()
     original = crawler.policy
     assert len(original) > 10
-    twin = _copy_through_checkpoint(original, crawler.config, copy.deepcopy(crawler.rng.bit_generator.state))
+    twin = _copy_through_checkpoint(original, crawler.config, copy.deepcopy(crawler.run_state.rng.bit_generator.state))
     assert len(twin) == len(original)
     assert twin.describe() == original.describe()
     new_ids = iter(range(10**6, 2 * 10**6))

@@ -1,9 +1,12 @@
 """What a warm crawl revisits first, and what the pages it reads tell it: link contexts (the list item
 around a link, whether it describes the link, the dates it shows), the greedy cover of known datasets by
-the pages that described them, and the memory of URLs already met. Narrow units on a real Crawler's link
-table and policy, no network; the whole warm crawl against the simulator is in test_recrawl.py."""
+the pages that described them, and the memory of URLs already met. Narrow units of the warm crawl's plan
+on a real Crawler's link table and policy, no network; the whole warm crawl against the simulator is in
+test_recrawl.py."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 
@@ -11,7 +14,16 @@ from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateS
 from airflow_sbcrawl.crawler import memory as site_memory
 from airflow_sbcrawl.crawler.memory import KnownDataset, KnownPage, SiteMemory, url_key
 from airflow_sbcrawl.crawler.policies import NewLink
-from airflow_sbcrawl.crawler.recrawl import Recrawl, link_contexts, newest_date
+from airflow_sbcrawl.crawler.warm import (
+    RECRAWL_SHARE,
+    Changes,
+    MemoryIndex,
+    Observations,
+    RevisitPlan,
+    Tier,
+    link_contexts,
+    newest_date,
+)
 
 SITE = "http://stats.test/"
 CATALOGUE = SITE + "catalogue"
@@ -69,23 +81,42 @@ def _memory() -> SiteMemory:
                       read_urls=np.array([url_key(SITE + "old-news")], dtype=np.uint64))
 
 
-def _warm(tmp_path) -> tuple[Crawler, Recrawl]:
+def _plan(crawler: Crawler, memory: SiteMemory) -> RevisitPlan:
+    """The plan of a warm start of ``crawler`` from ``memory`` (a budget of 100 requests)."""
+    return RevisitPlan.seeded(memory, crawler.links, Changes(crawler.links, memory), Observations(),
+                              int(RECRAWL_SHARE * 100), crawler.policy.add, SITE)
+
+
+def _warm(tmp_path) -> tuple[Crawler, RevisitPlan]:
     crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
-    recrawl = Recrawl(_memory(), max_requests=100)
-    recrawl.seed(crawler)
-    return crawler, recrawl
+    return crawler, _plan(crawler, _memory())
 
 
-def _revisits(recrawl: Recrawl) -> list[str]:
+def _url(plan: RevisitPlan, link_id: int) -> str:
+    return plan.links.urls[link_id]
+
+
+def _read(plan: RevisitPlan, url: str, body: bytes) -> list[int]:
+    """A page read as the crawl reads it: its links' contexts kept, then the plan told."""
+    page = link_contexts(body, url)
+    plan.observations.page_links(url, page)
+    return plan.page_read(url, page)
+
+
+def _urgent(plan: RevisitPlan) -> list[str]:
+    return [_url(plan, i) for i in plan.filed(Tier.URGENT)]
+
+
+def _revisits(plan: RevisitPlan) -> list[str]:
     out = []
-    while (link_id := recrawl.next(policy_has_links=False)) is not None:
-        out.append(recrawl._url(link_id))
+    while (link_id := plan.next(policy_has_links=False)) is not None:
+        out.append(_url(plan, link_id))
     return out
 
 
 def test_the_page_describing_most_unsettled_datasets_is_revisited_first(tmp_path):
-    _, recrawl = _warm(tmp_path)
-    order = _revisits(recrawl)
+    _, plan = _warm(tmp_path)
+    order = _revisits(plan)
     # the catalogue vouches for two dataset pages and their four files; the dataset pages come next; the
     # facet page's bare link to d/3 counts for nothing (only d/3 itself tells of its files): it is revisited
     # last, after the checks of files nothing vouched for
@@ -95,37 +126,37 @@ def test_the_page_describing_most_unsettled_datasets_is_revisited_first(tmp_path
 
 
 def test_rows_as_they_were_vouch_for_the_pages_files_and_a_changed_row_sends_its_page_first(tmp_path):
-    _, recrawl = _warm(tmp_path)
-    assert recrawl.next(policy_has_links=False) == recrawl._links.ids[CATALOGUE]
+    _, plan = _warm(tmp_path)
+    assert plan.next(policy_has_links=False) == plan.links.ids[CATALOGUE]
     d1, d2 = SITE + "d/1", SITE + "d/2"
     unchanged = "<li><a href='/d/1'>One</a> 2 files, last modified 2025-01-02</li>"
     # the memory's context of d/1 is the row as it reads now; d/2's row reads differently (a file changed)
-    recrawl.memory.pages[d1].contexts = sorted(
+    plan.index.memory.pages[d1].contexts = sorted(
         link_contexts(f"<html><body><ul>{unchanged}</ul></body></html>".encode(), CATALOGUE).contexts[d1])
     body = (f"<html><body><ul>{unchanged}<li><a href='/d/2'>Two</a> 2 files, last modified 2026-02-01 "
             "<a href='/f/2a.csv'>CSV</a><a href='/f/2b.csv'>CSV</a></li></ul></body></html>").encode()
-    checks = recrawl.page_read(CATALOGUE, body, None, {}, record=True)
+    checks = _read(plan, CATALOGUE, body)
     assert checks == []  # no file of d/2 is checked on its own: its page, revisited first, tells which
-    order = _revisits(recrawl)
+    order = _revisits(plan)
     # d/1 and its files were vouched for: revisited and checked only after the files nothing vouched for
     assert order[0] == d2 and order.index(d1) > order.index(SITE + "f/3b.csv")
     assert order.index(SITE + "f/1a.csv") > order.index(SITE + "f/3b.csv")
 
 
 def test_a_row_never_described_before_is_judged_by_its_dates(tmp_path):
-    _, recrawl = _warm(tmp_path)
+    _, plan = _warm(tmp_path)
     body = (b"<html><body><ul><li><a href='/d/3'>Three</a> last modified 2026-02-01</li></ul></body></html>")
-    recrawl.page_read(SITE + "new-listing", body, None, {}, record=True)  # not telling: a page never seen
-    assert SITE + "d/3" not in [recrawl._url(i) for i in recrawl._urgent]
-    recrawl.page_read(CATALOGUE, body, None, {}, record=True)  # newer than the site's clock (2025-01-02)
-    assert [recrawl._url(i) for i in recrawl._urgent] == [SITE + "d/3"]
-    _, recrawl = _warm(tmp_path)
-    recrawl.page_read(CATALOGUE, body.replace(b"2026-02-01", b"2024-11-30"), None, {}, record=True)
-    assert not recrawl._urgent and SITE + "d/3" not in _revisits(recrawl)[:2]
+    _read(plan, SITE + "new-listing", body)  # not telling: a page never seen
+    assert SITE + "d/3" not in _urgent(plan)
+    _read(plan, CATALOGUE, body)  # newer than the site's clock (2025-01-02)
+    assert _urgent(plan) == [SITE + "d/3"]
+    _, plan = _warm(tmp_path)
+    _read(plan, CATALOGUE, body.replace(b"2026-02-01", b"2024-11-30"))
+    assert not _urgent(plan) and SITE + "d/3" not in _revisits(plan)[:2]
 
 
 def test_links_met_before_wait_for_the_revisits_and_unread_pages_placed_like_productive_ones_go_first(tmp_path):
-    crawler, recrawl = _warm(tmp_path)
+    crawler, plan = _warm(tmp_path)
     links = crawler.links
 
     def new(url: str, tag_path: str) -> NewLink:
@@ -133,10 +164,10 @@ def test_links_met_before_wait_for_the_revisits_and_unread_pages_placed_like_pro
 
     old, fresh, row = new(SITE + "old-news", "html body p a"), new(SITE + "news/9", "html body p a"), \
         new(SITE + "d/4", "html body a")
-    recrawl._paths = {"html body a"}
-    assert recrawl.claim([old, fresh, row]) == [fresh]  # only the link never met goes to the policy now
-    assert recrawl.next(policy_has_links=True) == row.id  # the new row of the catalogue, before anything
-    _revisits(recrawl)  # revisits and checks done: the held-back link joins the policy's frontier
+    plan.index.paths = {"html body a"}
+    assert plan.claim([old, fresh, row]) == [fresh]  # only the link never met goes to the policy now
+    assert plan.next(policy_has_links=True) == row.id  # the new row of the catalogue, before anything
+    _revisits(plan)  # revisits and checks done: the held-back link joins the policy's frontier
     assert len(crawler.policy) == 1 and crawler.policy.next() == old.id
 
 
@@ -163,13 +194,12 @@ def test_rows_a_catalogue_page_no_longer_shows_credit_its_next_page(tmp_path):
                   for d in ds})
     memory = SiteMemory(start_url=SITE, pages=pages)
     crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
-    recrawl = Recrawl(memory, max_requests=100)
-    recrawl.seed(crawler)
-    assert recrawl._url(recrawl.next(policy_has_links=False)) == cat[0]
+    plan = _plan(crawler, memory)
+    assert _url(plan, plan.next(policy_has_links=False)) == cat[0]
     body = (f"<html><body><ul><li><a href='/d/9'>Nine</a> new, 2026-02-01</li></ul>"
             f"<ul class='pager'><li><a href='{cat[1]}'>Next</a></li></ul></body></html>").encode()
-    recrawl.page_read(cat[0], body, None, {}, record=True)
-    assert recrawl._url(recrawl.next(policy_has_links=False)) == cat[1]
+    _read(plan, cat[0], body)
+    assert _url(plan, plan.next(policy_has_links=False)) == cat[1]
 
 
 def test_two_crawls_started_within_a_second_have_distinct_run_ids(tmp_path):
@@ -181,19 +211,19 @@ def test_two_crawls_started_within_a_second_have_distinct_run_ids(tmp_path):
 
 
 def test_other_revisits_wait_while_a_listing_page_is_out(tmp_path):
-    _, recrawl = _warm(tmp_path)
-    assert recrawl.next(policy_has_links=False, in_flight=0) == recrawl._links.ids[CATALOGUE]
+    _, plan = _warm(tmp_path)
+    assert plan.next(policy_has_links=False, in_flight=0) == plan.links.ids[CATALOGUE]
     # the catalogue's rows may vouch for the dataset pages: none of them goes while it is out
-    assert recrawl.next(policy_has_links=False, in_flight=1) is None
-    recrawl.page_read(CATALOGUE, b"<html><body><p>moved</p></body></html>", None, {}, record=True)
-    assert recrawl._url(recrawl.next(policy_has_links=False, in_flight=1)).startswith(SITE + "d/")
+    assert plan.next(policy_has_links=False, in_flight=1) is None
+    _read(plan, CATALOGUE, b"<html><body><p>moved</p></body></html>")
+    assert _url(plan, plan.next(policy_has_links=False, in_flight=1)).startswith(SITE + "d/")
     # a listing page that never comes back holds nothing once nothing is out
-    _, recrawl = _warm(tmp_path)
-    recrawl.next(policy_has_links=False, in_flight=0)
-    assert recrawl.next(policy_has_links=False, in_flight=0) is not None
+    _, plan = _warm(tmp_path)
+    plan.next(policy_has_links=False, in_flight=0)
+    assert plan.next(policy_has_links=False, in_flight=0) is not None
 
 
-def _chain(tmp_path) -> tuple[Crawler, Recrawl, list[str]]:
+def _chain(tmp_path) -> tuple[Crawler, RevisitPlan, list[str]]:
     """A catalogue of three pages, each found on the one before, describing dataset pages d/1, d/2 (page
     1), d/5 (page 2), d/6, d/7 (page 3), with rows as they read now."""
     cat = [CATALOGUE + f"?page={n}" for n in (1, 2, 3)]
@@ -207,11 +237,10 @@ def _chain(tmp_path) -> tuple[Crawler, Recrawl, list[str]]:
             pages[url] = KnownPage(url=url, parent=cat[n - 1], depth=4, score=1, listed_on=[cat[n - 1]],
                                    contexts=contexts)
     crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
-    recrawl = Recrawl(SiteMemory(start_url=SITE, pages=pages), max_requests=100)
-    recrawl.seed(crawler)
-    recrawl._paths = {"html body a"}
-    assert recrawl._url(recrawl.next(policy_has_links=False)) == cat[0]
-    return crawler, recrawl, cat
+    plan = _plan(crawler, SiteMemory(start_url=SITE, pages=pages))
+    plan.index.paths = {"html body a"}
+    assert _url(plan, plan.next(policy_has_links=False)) == cat[0]
+    return crawler, plan, cat
 
 
 def _first_page(new_row: bool, cat: list[str]) -> bytes:
@@ -223,31 +252,31 @@ def _first_page(new_row: bool, cat: list[str]) -> bytes:
 
 
 def test_a_new_row_on_a_listing_sends_its_next_page_first(tmp_path):
-    crawler, recrawl, cat = _chain(tmp_path)
-    recrawl.page_read(cat[0], _first_page(True, cat), None, {}, record=True)
+    crawler, plan, cat = _chain(tmp_path)
+    _read(plan, cat[0], _first_page(True, cat))
     links = crawler.links
     row = NewLink(links.add(SITE + "d/9", 2, links.ids[cat[0]], "html body a"), SITE + "d/9", "html body a", "", 2)
-    assert recrawl.claim([row]) == []
+    assert plan.claim([row]) == []
     # the new dataset page, then the catalogue's next page (new items push rows on), before page 3, which
     # settles more (two rows to one)
-    assert [recrawl._url(recrawl.next(policy_has_links=False)) for _ in range(2)] == [SITE + "d/9", cat[1]]
+    assert [_url(plan, plan.next(policy_has_links=False)) for _ in range(2)] == [SITE + "d/9", cat[1]]
 
 
 def test_without_new_rows_a_listing_is_revisited_by_what_its_pages_settle(tmp_path):
-    _, recrawl, cat = _chain(tmp_path)
-    recrawl.page_read(cat[0], _first_page(False, cat), None, {}, record=True)
-    assert recrawl.claim([]) == [] and not recrawl._urgent
-    assert recrawl._url(recrawl.next(policy_has_links=False)) == cat[2]
+    _, plan, cat = _chain(tmp_path)
+    _read(plan, cat[0], _first_page(False, cat))
+    assert plan.claim([]) == [] and not _urgent(plan)
+    assert _url(plan, plan.next(policy_has_links=False)) == cat[2]
 
 
 def test_a_row_changed_without_a_newer_date_waits_for_the_revisits(tmp_path):
     def first_revisit(date: str) -> str:
-        _, recrawl = _warm(tmp_path)
-        recrawl.next(policy_has_links=False)
+        _, plan = _warm(tmp_path)
+        plan.next(policy_has_links=False)
         # d/2's row reads differently (a file updated, or removed)
         body = f"<html><body><ul><li><a href='/d/2'>Two</a> 1 file, last modified {date}</li></ul></body></html>"
-        recrawl.page_read(CATALOGUE, body.encode(), None, {}, record=True)
-        return recrawl._url(recrawl.next(policy_has_links=False))
+        _read(plan, CATALOGUE, body.encode())
+        return _url(plan, plan.next(policy_has_links=False))
 
     assert first_revisit("2026-02-01") == SITE + "d/2"  # past the site's clock (2025-01-02): updated
     assert first_revisit("2024-12-01") == SITE + "d/1"  # not: no sooner than the greedy order has it
@@ -257,14 +286,13 @@ def test_a_changed_row_of_a_page_with_one_known_file_checks_that_file_first(tmp_
     crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
     memory = _memory()
     del memory.datasets[SITE + "f/2b.csv"]  # d/2 had one file
-    recrawl = Recrawl(memory, max_requests=100)
-    recrawl.seed(crawler)
-    recrawl.next(policy_has_links=False)
+    plan = _plan(crawler, memory)
+    plan.next(policy_has_links=False)
     body = b"<html><body><ul><li><a href='/d/2'>Two</a> 1 file, last modified 2026-02-01</li></ul></body></html>"
-    checks = recrawl.page_read(CATALOGUE, body, None, {}, record=True)
+    checks = _read(plan, CATALOGUE, body)
     # the file's conditional GET tells what changed; the page (a file added?) is revisited after the others
-    assert [recrawl._url(i) for i in checks] == [SITE + "f/2a.csv"]
-    order = _revisits(recrawl)
+    assert [_url(plan, i) for i in checks] == [SITE + "f/2a.csv"]
+    order = _revisits(plan)
     assert order[0] != SITE + "d/2" and order.index(SITE + "d/2") > order.index(SITE + "d/3")
 
 
@@ -274,19 +302,66 @@ def test_a_known_feed_is_checked_first(tmp_path):
     feed = SITE + "news/rss.xml"
     memory.datasets[feed] = KnownDataset(url=feed, sha256="feed", mime="application/rss+xml; charset=utf-8",
                                          found_on=SITE)
-    recrawl = Recrawl(memory, max_requests=100)
-    recrawl.seed(crawler)
-    assert recrawl._url(recrawl.next(policy_has_links=False)) == feed
-    assert recrawl._url(recrawl.next(policy_has_links=False)) == CATALOGUE
+    plan = _plan(crawler, memory)
+    assert _url(plan, plan.next(policy_has_links=False)) == feed
+    assert _url(plan, plan.next(policy_has_links=False)) == CATALOGUE
 
 
 def test_a_new_row_met_first_elsewhere_is_claimed_when_a_listing_shows_it(tmp_path):
-    crawler, recrawl, cat = _chain(tmp_path)
+    crawler, plan, cat = _chain(tmp_path)
     links = crawler.links
     # the new dataset page was linked bare from the home page first (a "featured" block): the policy's
     link = NewLink(links.add(SITE + "d/9", 1, -1, "html body nav a"), SITE + "d/9", "html body nav a",
                    "", 1)
-    assert recrawl.claim([link]) == [link]
-    recrawl.page_read(cat[0], _first_page(True, cat), None, {}, record=True)
+    assert plan.claim([link]) == [link]
+    _read(plan, cat[0], _first_page(True, cat))
     # a row of the catalogue never met before: visited now, and the catalogue's next page after it
-    assert [recrawl._url(recrawl.next(policy_has_links=True)) for _ in range(2)] == [SITE + "d/9", cat[1]]
+    assert [_url(plan, plan.next(policy_has_links=True)) for _ in range(2)] == [SITE + "d/9", cat[1]]
+
+
+def _resumed(crawler: Crawler, plan: RevisitPlan, release=None) -> RevisitPlan:
+    """The plan as a resumed crawl takes it back: its state through JSON (a checkpoint), into a plan made
+    afresh from the memory and the crawl's link table."""
+    twin = RevisitPlan(MemoryIndex(plan.index.memory, crawler.links, plan.changes.known), plan.changes,
+                       plan.observations, plan.allowance, release or crawler.policy.add)
+    twin.restore(json.loads(json.dumps(plan.state())), {})
+    return twin
+
+
+def test_a_resumed_warm_crawl_keeps_which_listing_page_follows_which(tmp_path):
+    # a checkpoint between the reading of a listing page and the claim of its links: the new row and the
+    # listing's next page are still known after the resume (they were lost before issue 22)
+    crawler, plan, cat = _chain(tmp_path)
+    plan.index.paths = set()  # the new row is claimed for being one, not for where its link sits
+    _read(plan, cat[0], _first_page(True, cat))
+    plan = _resumed(crawler, plan)
+    links = crawler.links
+    row = NewLink(links.add(SITE + "d/9", 2, links.ids[cat[0]], "html body a"), SITE + "d/9", "html body a", "", 2)
+    assert plan.claim([row]) == []
+    assert [_url(plan, plan.next(policy_has_links=False)) for _ in range(2)] == [SITE + "d/9", cat[1]]
+
+
+def test_a_plan_taken_back_from_its_state_hands_out_what_the_saved_one_would(tmp_path):
+    body = (b"<html><body><ul><li><a href='/d/2'>Two</a> 1 file, last modified 2026-02-01</li>"
+            b"<li><a href='/d/1'>One</a> 2 files, last modified 2025-01-02</li></ul></body></html>")
+    for steps in (0, 1, 2, 4, 7):  # a checkpoint after so many revisits and checks (the catalogue's first)
+        crawler, plan = _warm(tmp_path / str(steps))
+        handed = [plan.next(policy_has_links=False) for _ in range(steps)]
+        if steps:
+            _read(plan, CATALOGUE, body)  # a row that changed, one as it was: a checked file, a page moved on
+        twin = _resumed(crawler, plan, release=lambda links: None)
+        assert _revisits(twin) == _revisits(plan), handed
+
+
+def test_rows_a_page_passed_on_are_credited_once_when_a_resume_reads_it_again(tmp_path):
+    # a page whose work a resume cut short is read again: the rows it no longer shows (d/2, pushed on to
+    # the next page) credit that page once, as in a crawl read in one go
+    crawler, plan, cat = _chain(tmp_path)
+    body = (f"<html><body><ul><li><a href='/d/1'>D1</a> 2 files, last modified 2025-01-02</li></ul>"
+            f"<ul class='pager'><li><a href='{cat[1]}'>Next</a></li></ul></body></html>").encode()
+    _read(plan, cat[0], body)
+    listing = plan.index.listing[plan.links.ids[cat[1]]]
+    assert [_url(plan, i) for i in listing] == [SITE + "d/5", SITE + "d/2"]
+    plan = _resumed(crawler, plan)
+    _read(plan, cat[0], body)
+    assert plan.index.listing[plan.links.ids[cat[1]]] == listing

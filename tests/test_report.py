@@ -67,15 +67,15 @@ def test_report_after_resumes_tells_one_history(sim_server, sim_proxy_env, tmp_p
     (newest / "MANIFEST.json").unlink()  # the segment after the previous checkpoint is now "lost"
     run(90, resume=True)
     crawler, summary = run(120, resume=True)
-    assert [r["from_checkpoint"] is not None for r in crawler.resumes] == [True, True]
-    lost = crawler.resumes[0]
+    assert [r["from_checkpoint"] is not None for r in crawler.run_state.resumes] == [True, True]
+    lost = crawler.run_state.resumes[0]
     assert lost["lost_requests"] > 0 and lost["at_page"] is not None
     # The curve joins the lost segment's end (the first run's 60 requests) and never goes back.
     assert summary.requests == len(srv.log) == 120
-    assert first.requests == 60 and 60 in crawler.harvest_requests
-    assert list(crawler.harvest_requests) == sorted(crawler.harvest_requests)
-    assert list(crawler.harvest_targets) == sorted(crawler.harvest_targets)
-    assert crawler.harvest_targets[-1] <= summary.targets
+    assert first.requests == 60 and 60 in crawler.run_state.harvest_requests
+    assert list(crawler.run_state.harvest_requests) == sorted(crawler.run_state.harvest_requests)
+    assert list(crawler.run_state.harvest_targets) == sorted(crawler.run_state.harvest_targets)
+    assert crawler.run_state.harvest_targets[-1] <= summary.targets
     text = write_report(crawler, summary, tmp_path / "r").read_text()
     assert "The crawl was resumed 2 times" in text
     assert f"{lost['lost_requests']:,} requests and" in text

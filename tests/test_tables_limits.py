@@ -157,3 +157,82 @@ def test_hostile_bench_reads_each_file_in_a_child_and_reports_its_reasons(tmp_pa
     assert "1048576 rows x 16384 columns" in rows["corners.xlsx"]["errors"][0]
     assert rows["small.xlsx"]["exit"] == 0 and not rows["small.xlsx"]["errors"]
     assert 10 < rows["small.xlsx"]["peak_rss_mb"] < 2000
+
+
+def test_spreadsheets_that_hide_a_huge_range_are_refused_with_a_reason_in_bounded_memory(tmp_path):
+    """Issue 21, item 1: four XLSX written so that a scan for r="..." text misses their far cell, and two ODS
+    of repeated rows and cells (3.2 GB and 800 MB in calamine): each read in a child process, which exits
+    0 with the reason recorded and a peak RSS under 1 GiB."""
+    from sbcrawl_dev.bench import tables_hostile
+
+    files = tables_hostile.write_hidden_ranges(tmp_path)
+    assert len(files) == 6 and all(p.stat().st_size < 2500 for p in files)
+    for path in files:
+        row = tables_hostile.measure(path)
+        assert row["exit"] == 0, (path.name, row.get("stderr"))
+        assert row["peak_rss_mb"] < 1024, (path.name, row["peak_rss_mb"])
+        (reason,) = row["errors"]
+        assert "'Data'" in reason and "is over the limit of" in reason and "not read" in reason, reason
+
+
+def _xlsx_sheet(sheet_data: bytes) -> bytes:
+    from sbcrawl_dev.bench import tables_hostile
+
+    head = b'<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, body in tables_hostile._xlsx_parts(head + sheet_data + b"</worksheet>").items():
+            zf.writestr(name, body)
+    return buf.getvalue()
+
+
+def _cells(row: int, values: list[str]) -> bytes:
+    cells = "".join(
+        f'<c r="{chr(65 + j)}{row}"><v>{v}</v></c>' if v.isdigit() else
+        f'<c r="{chr(65 + j)}{row}" t="inlineStr"><is><t>{v}</t></is></c>'
+        for j, v in enumerate(values)
+    )
+    return f'<row r="{row}">{cells}</row>'.encode()
+
+
+def test_xlsx_with_a_million_formatted_empty_rows_is_measured_by_its_cells_and_read():
+    """A Eurostat export declares 1,048,576 formatted rows: they hold no value, so the sheet is read."""
+    body = _cells(1, ["Population on 1 January"]) + _cells(3, ["GEO", "2021", "2022"])
+    body += _cells(4, ["Belgium", "11554767", "11617623"]) + _cells(5, ["Bulgaria", "6916548", "6838937"])
+    body += b"".join(f'<row r="{r}"><c r="A{r}" s="2"/><c r="T{r}" s="2"/></row>'.encode() for r in range(6, 1048577))
+    data = _xlsx_sheet(b'<dimension ref="A1:T1048576"/><sheetData>' + body + b"</sheetData>")
+    result = detect_file(data, name="demo_pjan_spreadsheet.xlsx")
+    assert not result.errors, result.errors
+    (table,) = result.tables
+    values = {(o.row_labels, o.column_path): o.value for o in table.observations}
+    assert values[(("Bulgaria",), ("2022",))] == 6838937
+
+
+def test_xlsx_written_with_single_quotes_and_positional_cells_is_read_exactly():
+    """The exact (expat) measure reads what the regular-expression one cannot, and lets a small sheet through."""
+    body = b"<sheetData><row r='1'><c r='A1' t='inlineStr'><is><t>Region</t></is></c><c t='inlineStr'><is><t>2020"
+    body += b"</t></is></c></row><row><c t='inlineStr'><is><t>North</t></is></c><c><v>5</v></c></row></sheetData>"
+    (sheet,) = read_bytes(_xlsx_sheet(body)).sheets
+    assert sheet.rows == [["Region", "2020"], ["North", "5"]]
+
+
+def test_ods_repeated_rows_and_cells_are_read_as_copies_and_merges_kept(tmp_path):
+    from sbcrawl_dev.bench import tables_hostile
+
+    rows = (
+        b'<table:table-row><table:table-cell table:number-columns-spanned="3" office:value-type="string">'
+        b"<text:p>Births</text:p></table:table-cell><table:covered-table-cell table:number-columns-repeated="
+        b'"2"/></table:table-row><table:table-row><table:table-cell office:value-type="string"><text:p>Region'
+        b'</text:p></table:table-cell><table:table-cell office:value-type="string" office:string-value="2020"/>'
+        b'<table:table-cell office:value-type="string"><text:p>2021</text:p><office:annotation><text:p>note'
+        b'</text:p></office:annotation></table:table-cell></table:table-row>'
+        b'<table:table-row table:number-rows-repeated="2"><table:table-cell office:value-type="string"><text:p>'
+        b'Same</text:p></table:table-cell><table:table-cell table:number-columns-repeated="2" '
+        b'office:value-type="float" office:value="7"><text:p>7</text:p></table:table-cell></table:table-row>'
+        b'<table:table-row table:number-rows-repeated="1048570"><table:table-cell '
+        b'table:number-columns-repeated="1024"/></table:table-row>'
+    )
+    tables_hostile._ods(tmp_path / "t.ods", rows)
+    (sheet,) = read_bytes((tmp_path / "t.ods").read_bytes(), name="t.ods").sheets
+    assert sheet.rows == [["Births", "", ""], ["Region", "2020", "2021"], ["Same", "7", "7"], ["Same", "7", "7"]]
+    assert sheet.merged == [((0, 0), (0, 2))]

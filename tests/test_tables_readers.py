@@ -3,6 +3,8 @@
 import gzip
 import io
 import json
+import struct
+import tarfile
 import zipfile
 
 import pytest
@@ -177,6 +179,27 @@ def test_nested_zip_and_gzip():
     assert [e.member for e in result.errors] == ["bad.xlsx"]
 
 
+def _tar(members: dict[str, bytes], mode: str = "w") -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode) as tf:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_tar_and_tgz_members_are_read_by_their_own_names():
+    members = {"data/t1.csv": _csv(ROWS).encode(), "data/t2.tsv": _csv(ROWS, "\t").encode()}
+    for data, name, prefix in ((_tar(members), "stats.tar", ""), (_tar(members, "w:gz"), "stats.tgz", "stats.tar/")):
+        result = read_bytes(data, mime="application/octet-stream", name=name)
+        assert not result.errors, result.errors
+        by_member = {s.member: s for s in result.sheets}
+        assert set(by_member) == {f"{prefix}data/t1.csv", f"{prefix}data/t2.tsv"}
+        assert all(s.rows == ROWS for s in result.sheets)
+        assert by_member[f"{prefix}data/t2.tsv"].format == "tsv"  # sniffed by the member's own name
+
+
 def test_zip_bomb_is_refused_with_a_reason():
     bomb = _zip({"zeros.csv": b"0" * (20 * 1024 * 1024)})
     assert len(bomb) < 100_000
@@ -220,3 +243,47 @@ def test_unreadable_file_is_a_result_not_an_exception():
 )
 def test_sniff_format(data, mime, name, fmt):
     assert sniff_format(data, mime, name) == fmt
+
+
+def _record(kind: int, body: bytes) -> bytes:
+    return struct.pack("<HH", kind, len(body)) + body
+
+
+def _biff4_sheet(rows: list[list[object]]) -> bytes:
+    """A worksheet as Excel 4 wrote it: LABEL, NUMBER and RK cells, one formula with a string result."""
+    out = _record(0x0409, struct.pack("<HHH", 0, 0x0010, 0)) + _record(0x0042, struct.pack("<H", 1252))
+    for i, row in enumerate(rows):
+        for j, value in enumerate(row):
+            if isinstance(value, str):
+                text = value.encode("cp1252")
+                out += _record(0x0204, struct.pack("<HHHH", i, j, 15, len(text)) + text)
+            elif isinstance(value, int):  # an RK integer: the value shifted left twice, bit 1 set
+                out += _record(0x027E, struct.pack("<HHHI", i, j, 15, (value << 2) | 2))
+            else:
+                out += _record(0x0203, struct.pack("<HHHd", i, j, 15, value))
+    return out + _record(0x000A, b"")
+
+
+def test_bare_biff4_and_biff5_streams_are_read():
+    rows = [["Région", "2019", "2020"], ["Nord", 1200, 1350.5], ["Sud", 800, 912.25]]
+    data = _biff4_sheet(rows)
+    assert sniff_format(data, "application/octet-stream", "t.xls") == "xls"
+    (sheet,) = read_bytes(data, name="t.xls").sheets
+    assert sheet.rows == [["Région", "2019", "2020"], ["Nord", "1200", "1350.5"], ["Sud", "800", "912.25"]]
+    # a BIFF5 book saved as a stream: globals naming two sheets, then each sheet; a formula's string result
+    globals_ = _record(0x0809, struct.pack("<HH", 0x0500, 0x0005))
+    for name in (b"Data", b"Notes"):
+        globals_ += _record(0x0085, struct.pack("<IBBB", 0, 0, 0, len(name)) + name)
+    globals_ += _record(0x000A, b"")
+    formula = struct.pack("<HHH", 1, 1, 15) + b"\x00\x00\x00\x00\x00\x00\xff\xff" + b"\x00" * 6
+    notes = (_record(0x0809, struct.pack("<HH", 0x0500, 0x0010)) + _record(0x0006, formula)
+             + _record(0x0207, struct.pack("<H", 4) + b"done") + _record(0x000A, b""))
+    result = read_bytes(globals_ + _biff4_sheet(rows) + notes, name="book.xls")
+    assert [s.name for s in result.sheets] == ["Data", "Notes"] and not result.errors
+    assert result.sheets[1].rows == [["", ""], ["", "done"]]
+
+
+def test_bytes_that_are_no_excel_stream_are_refused_with_one_line():
+    result = read_bytes(b"\x09\x04\x06\x00\x00\x00\x99\x99\x00\x00" + b"\x00" * 40, name="t.xls")
+    (err,) = result.errors
+    assert "\n" not in err.reason and not result.sheets

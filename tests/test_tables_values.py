@@ -112,3 +112,53 @@ def test_a_range_in_a_value_column_is_an_observation_with_its_raw_text():
     # the first line of the body holds a range where numbers stand below: data, not a second header line
     assert table.header == [["Age", "Persons", "Wait (days)"]]
     assert {o.row_labels[0] for o in table.observations} == {"15-24", "25-44", "45-64", "65-74", "75+", "Total"}
+
+
+@pytest.mark.parametrize(
+    ("text", "decimal", "value"),
+    [
+        ("１，６４６", None, 1646.0),  # full-width digits and comma (Japanese tables)
+        ("１２．５", None, 12.5),
+        ("1,23,45,678", None, 12345678.0),  # Indian lakh grouping
+        ("1'234'567", None, 1234567.0),
+        ("1.5e-05", None, 1.5e-05),
+        ("97,98", ",", 97.98),  # a decimal comma where the table writes them
+    ],
+)
+def test_numbers_written_other_ways(text, decimal, value):
+    parsed = parse_value(text, decimal)
+    assert parsed.status == "ok" and parsed.value == pytest.approx(value)
+
+
+@pytest.mark.parametrize(
+    ("text", "decimal"),
+    [
+        ("9 931 690 10 115 966", None),  # two PDF columns run together
+        ("9 931 690 10 115 966", "."),
+        ("212, 213", None),  # a list of codes
+        ("97,98", "."),  # footnote references in a table of decimal points, not 97.98
+        ("12 34", None),
+        ("1.2.3", None),
+        ("3.25", ","),  # a decimal point in a table of decimal commas: which is it?
+    ],
+)
+def test_digits_that_are_not_one_number_are_never_a_guess(text, decimal):
+    parsed = parse_value(text, decimal)
+    assert parsed.value is None and parsed.status == "unreadable"
+
+
+@pytest.mark.parametrize(
+    ("text", "status"),
+    [(".", "missing"), ("--", "missing"), ("---", "missing"), ("#", "confidential"), ("nd", "missing"),
+     ("n.d.", "missing"), ("/", "confidential"), ("[c]", "confidential"), ("[x]", "missing"),
+     ("[z]", "not_applicable"), ("k.A.", "missing"), ("31.12.1970", "text")],
+)
+def test_more_markers_of_statistics_offices(text, status):
+    parsed = parse_value(text)
+    assert parsed.value is None and parsed.status == status
+
+
+def test_nil_is_zero_with_its_own_status():
+    assert parse_value("nil") == parse_value(" Nil ")
+    parsed = parse_value("nil")
+    assert parsed.value == 0.0 and parsed.status == "nil" and "nil" in VALUE_STATUSES

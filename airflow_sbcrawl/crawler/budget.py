@@ -15,19 +15,27 @@ class CrawlInterrupted(Exception):
 
 
 class BudgetExhausted(CrawlInterrupted):
+    """The request or byte budget is spent."""
+
     pass
 
 
 class StopRequested(CrawlInterrupted):
+    """A stop was requested (``Crawler.request_stop``: a signal, Airflow's on_kill, a benchmark)."""
+
     pass
 
 
 class Journal(Protocol):
     """Write-ahead record of spending, so that a crawl killed between checkpoints still knows what it spent."""
 
-    def record(self, requests: int, nbytes: int) -> None: ...
+    def record(self, requests: int, nbytes: int) -> None:
+        """Add this much spending to the record, durably, before it happens."""
+        ...
 
-    def restore(self, requests: int, nbytes: int) -> None: ...
+    def restore(self, requests: int, nbytes: int) -> None:
+        """Go on from these totals (a resumed crawl)."""
+        ...
 
 
 #: Bytes recorded in the journal ahead of their arrival, so that a body is not a journal line per chunk.

@@ -113,9 +113,11 @@ class UrlClassifier:
 
     @property
     def needs_head(self) -> bool:
+        """Whether links are still labelled by HEAD requests (the first batch)."""
         return self.initial_phase
 
     def observe(self, url: str, label: int) -> None:
+        """A URL's label (HTML or TARGET) as a request found it; learned from once a batch is full."""
         self._batch_urls.append(url)
         self._batch_labels.append(label)
         self.class_counts[label] += 1
@@ -127,6 +129,7 @@ class UrlClassifier:
             self.initial_phase = False
 
     def predict(self, urls: list[str]) -> np.ndarray:
+        """HTML or TARGET per URL."""
         labels = self.model.predict(urls)
         if self.dataset_extensions:
             for i in np.flatnonzero(labels == HTML):
@@ -135,6 +138,7 @@ class UrlClassifier:
         return labels
 
     def state(self) -> dict:
+        """What a checkpoint or a site memory keeps of the classifier, besides ``arrays()``."""
         return {
             "initial_phase": self.initial_phase,
             "t": self.model.t_,
@@ -146,9 +150,12 @@ class UrlClassifier:
         }
 
     def arrays(self) -> dict[str, np.ndarray]:
+        """The model's weights."""
         return {"classifier_coef": self.model.coef_.copy()}
 
-    def restore(self, state: dict, coef: np.ndarray) -> None:
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        """Take back a ``state()`` and ``arrays()``."""
+        coef = arrays["classifier_coef"]
         self.initial_phase = bool(state["initial_phase"])
         self.model.t_ = int(state["t"])
         self.model.intercept_ = float(state["intercept"])
@@ -179,5 +186,5 @@ class OracleClassifier:
     def arrays(self) -> dict[str, np.ndarray]:
         return {}
 
-    def restore(self, state: dict, coef: np.ndarray | None) -> None:
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
         pass

@@ -10,7 +10,7 @@ from typing import Any
 from airflow_sbcrawl import __version__
 from airflow_sbcrawl.crawler.addresses import start_url_problem
 from airflow_sbcrawl.crawler.mimes import BLOCKED_EXTENSIONS, BLOCKED_MIME_PREFIXES, TARGET_MIME_TYPES
-from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, POLICIES
+from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, POLICIES, REGISTRY
 from airflow_sbcrawl.crawler.urls import InvalidURL, normalize
 
 DEFAULT_USER_AGENT = f"airflow-sbcrawl/{__version__} (+https://pypi.org/project/airflow-sbcrawl/)"
@@ -23,6 +23,10 @@ class ConfigError(ValueError):
 
 @dataclass
 class CrawlConfig:
+    """Every setting of a crawl, validated when made (``ConfigError`` names the setting at fault). Saved
+    with each checkpoint: a resume must share the settings that shape the saved state (the start URL, the
+    policy, the tag-path hashing, the seed)."""
+
     start_url: str
     # Budget: requests counts GET and HEAD alike (robots.txt and retries included); bytes are body bytes
     # as received on the wire. Neither is ever overshot.
@@ -108,6 +112,7 @@ class CrawlConfig:
         self.validate()
 
     def validate(self) -> None:
+        """Check every setting (and normalise the start URL); raises ``ConfigError``."""
         try:
             self.start_url = normalize(self.start_url)
         except InvalidURL as exc:
@@ -147,11 +152,11 @@ class CrawlConfig:
 
     @property
     def effective_stop_rule(self) -> str:
-        # The drought rule counts pages the policy found promising as progress; only the default policy can
-        # say so, and without it a walk down a listing chain would look like a drought.
-        return self.stop_rule or ("drought" if self.policy == DEFAULT_POLICY else "paper")
+        """The early-stopping rule: the one set, else the policy's own (see ``PolicySpec.stop_rule``)."""
+        return self.stop_rule or REGISTRY[self.policy].stop_rule
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready settings (``from_dict`` reads them back)."""
         out = dataclasses.asdict(self)
         out["target_mime_types"] = list(self.target_mime_types)
         out["blocked_mime_prefixes"] = list(self.blocked_mime_prefixes)
@@ -160,6 +165,7 @@ class CrawlConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CrawlConfig:
+        """Settings from a dict (a checkpoint's, a DAG's params); unknown names raise ``ConfigError``."""
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -173,6 +179,7 @@ class CrawlConfig:
         return cls(**data)
 
     def replace(self, **changes: Any) -> CrawlConfig:
+        """A copy with some settings changed (validated)."""
         return dataclasses.replace(self, **changes)
 
     def _validate_hostile_limits(self) -> None:

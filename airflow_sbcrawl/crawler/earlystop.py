@@ -6,6 +6,10 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from airflow_sbcrawl.crawler.config import CrawlConfig
 
 
 class EarlyStopping:
@@ -24,6 +28,7 @@ class EarlyStopping:
         self._last_targets = 0
 
     def update(self, pages: int, targets: int, promising: bool = False) -> None:
+        """The crawl's totals after one more page (``promising`` is not used by this rule)."""
         if pages - self._last_pages < self.window:
             return
         slope = (targets - self._last_targets) / (pages - self._last_pages)
@@ -33,10 +38,12 @@ class EarlyStopping:
 
     @property
     def should_stop(self) -> bool:
+        """Whether the crawl should end now."""
         return self.low_streak >= self.patience
 
     @property
     def reason(self) -> str:
+        """Why the crawl ended, for the summary."""
         return (f"early stopping: the moving average of new targets per page stayed below {self.epsilon} for "
                 f"{self.patience} windows of {self.window} pages")
 
@@ -46,16 +53,19 @@ class EarlyStopping:
 
     @property
     def should_look(self) -> bool:
+        """Whether the drought is long enough for a last look (see DroughtStop)."""
         return False
 
     def note_look(self) -> None:
-        pass
+        """The last look of this drought was taken."""
 
     def state(self) -> dict:
+        """What a checkpoint keeps of the rule (``restore`` takes it back)."""
         return {"mean": self.mean, "low_streak": self.low_streak, "last_pages": self._last_pages,
                 "last_targets": self._last_targets}
 
     def restore(self, state: dict) -> None:
+        """Take back a ``state()``."""
         self.mean = state["mean"]
         self.low_streak = state["low_streak"]
         self._last_pages = state["last_pages"]
@@ -153,7 +163,8 @@ class DroughtStop:
         self._looked_at = state.get("looked_at", -1)
 
 
-def make_stopper(rule: str, config) -> EarlyStopping | DroughtStop:
+def make_stopper(rule: str, config: CrawlConfig) -> EarlyStopping | DroughtStop:
+    """The early-stopping rule ``rule`` ("paper" or "drought") with the config's settings."""
     if rule == "paper":
         return EarlyStopping(config.es_window, config.es_epsilon, config.es_decay, config.es_patience)
     return DroughtStop(config.es_min_pages, config.es_expected, config.es_share)

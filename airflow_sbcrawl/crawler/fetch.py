@@ -45,6 +45,9 @@ PART_PREFIX, PART_SUFFIX = "sbcrawl-", ".part"
 
 @dataclass
 class Response:
+    """What one request found. ``kind`` says what it is to the crawl; an HTML page's ``body`` is in memory,
+    a target's content in a temporary file (``path``) that the caller moves (stores) or deletes."""
+
     url: str
     method: str
     status: int | None = None
@@ -60,15 +63,22 @@ class Response:
 
     @property
     def location(self) -> str | None:
+        """A redirect's Location header (unresolved)."""
         return self.headers.get("location")
 
     def discard(self) -> None:
+        """Delete a target's temporary file (a content not to be stored)."""
         if self.path is not None:
             self.path.unlink(missing_ok=True)
             self.path = None
 
 
 class Fetcher:
+    """Makes one request at a time per call (``fetch``), thread-safe: the budget counted before it is sent,
+    the per-host delay and Retry-After kept, retries with back-off, bodies bounded by size, time and
+    compression ratio, addresses the crawl may not reach refused. Never raises for what a site does: the
+    ``Response`` says it; raises ``CrawlInterrupted`` when the budget is spent or a stop was requested."""
+
     def __init__(self, config: CrawlConfig, budget: Budget, stop: threading.Event | None = None,
                  tmp_dir: str | os.PathLike | None = None) -> None:
         self.config = config
@@ -95,6 +105,7 @@ class Fetcher:
         self.given_up: dict[str, str] = {}  # host -> why no more requests go to it
 
     def close(self) -> None:
+        """Close the connections and the watchdog thread."""
         self._connections.clear()
         self._watchdog.shutdown()
 

@@ -11,6 +11,9 @@ import numpy as np
 
 
 class LinkTable:
+    """Every link the crawl met, by id: its URL, depth, the page it was found on, its tag path, and what the
+    URL classifier predicted it was."""
+
     def __init__(self) -> None:
         self.urls: list[str] = []
         self.depth = array("i")
@@ -30,6 +33,7 @@ class LinkTable:
         return url in self.ids
 
     def add(self, url: str, depth: int, parent: int, tag_path: str | None) -> int:
+        """A new link (never one already there); returns its id."""
         link_id = len(self.urls)
         self.urls.append(url)
         self.depth.append(depth)
@@ -47,15 +51,22 @@ class LinkTable:
         return link_id
 
     def tag_path(self, link_id: int) -> str:
+        """The tag path of a link's ``<a>`` element ("" when unknown)."""
         pid = self.path[link_id]
         return self.paths[pid] if pid >= 0 else ""
 
     def found_on(self, link_id: int) -> str:
+        """The URL of the page a link was found on ("" for the start page)."""
         parent = self.parent[link_id]
         return self.urls[parent] if parent >= 0 else ""
 
     # -- checkpoints -----------------------------------------------------------------------------------
+    def state(self) -> dict:
+        """The URLs and tag paths (a checkpoint writes the URLs, its bulk, to a file of their own)."""
+        return {"urls": self.urls, "paths": self.paths}
+
     def arrays(self) -> dict[str, np.ndarray]:
+        """The per-link numbers."""
         return {
             "link_depth": np.frombuffer(self.depth, dtype=np.int32).copy(),
             "link_parent": np.frombuffer(self.parent, dtype=np.int32).copy(),
@@ -63,20 +74,19 @@ class LinkTable:
             "link_predicted": np.frombuffer(self.predicted, dtype=np.int8).copy(),
         }
 
-    @classmethod
-    def restore(cls, urls: list[str], paths: list[str], arrays: dict[str, np.ndarray]) -> LinkTable:
-        table = cls()
-        table.urls = urls
-        table.depth = array("i", arrays["link_depth"].astype(np.int32).tobytes())
-        table.parent = array("i", arrays["link_parent"].astype(np.int32).tobytes())
-        table.path = array("i", arrays["link_path"].astype(np.int32).tobytes())
-        table.predicted = array("b", arrays["link_predicted"].astype(np.int8).tobytes())
-        if not len(urls) == len(table.depth) == len(table.parent) == len(table.path) == len(table.predicted):
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        """The table as saved, in place of this one's links."""
+        urls, paths = state["urls"], state["paths"]
+        depth = array("i", arrays["link_depth"].astype(np.int32).tobytes())
+        parent = array("i", arrays["link_parent"].astype(np.int32).tobytes())
+        path = array("i", arrays["link_path"].astype(np.int32).tobytes())
+        predicted = array("b", arrays["link_predicted"].astype(np.int8).tobytes())
+        if not len(urls) == len(depth) == len(parent) == len(path) == len(predicted):
             raise ValueError("link table arrays disagree in length")
-        table.ids = dict(zip(urls, range(len(urls)), strict=True))  # twice as fast as a comprehension
-        table.paths = paths
-        table._path_ids = dict(zip(paths, range(len(paths)), strict=True))
-        return table
+        self.urls, self.depth, self.parent, self.path, self.predicted = urls, depth, parent, path, predicted
+        self.ids = dict(zip(urls, range(len(urls)), strict=True))  # twice as fast as a comprehension
+        self.paths = paths
+        self._path_ids = dict(zip(paths, range(len(paths)), strict=True))
 
 
 class RandomBag:

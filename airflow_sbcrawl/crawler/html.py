@@ -24,6 +24,8 @@ _MAX_TOKEN = 64
 
 @dataclass(frozen=True, slots=True)
 class PageLink:
+    """A link of a page: its absolute URL, the tag path of its ``<a>`` and its anchor text."""
+
     url: str
     tag_path: str
     anchor: str

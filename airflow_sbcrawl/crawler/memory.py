@@ -53,11 +53,12 @@ class KnownDataset:
     tag_path: str = ""
     depth: int = 0
     filename: str = ""  # from Content-Disposition
-    contexts: list[str] = field(default_factory=list)  # hashes of the text around links to it (recrawl.py)
+    contexts: list[str] = field(default_factory=list)  # hashes of the text around links to it (warm/contexts.py)
     listed_on: list[str] = field(default_factory=list)  # pages that linked it, over the last runs
 
     @property
     def has_validator(self) -> bool:
+        """Whether a conditional GET can ask for it (an ETag or a Last-Modified is known)."""
         return bool(self.etag or self.last_modified)
 
 
@@ -79,6 +80,9 @@ class KnownPage:
 
 @dataclass
 class SiteMemory:
+    """What a finished run leaves for the next runs of the site: the datasets it knows, the pages that led to
+    them, the URLs met, and the model learned (see ``warm.observations.build_memory``)."""
+
     start_url: str
     run_id: str = ""  # the run that wrote it: a run state of that run is a finished one
     written_at: str = ""

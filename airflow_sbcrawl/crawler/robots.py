@@ -1,13 +1,23 @@
-"""robots.txt per host, through Protego, fetched once per host by the crawler's own (budgeted) fetcher."""
+"""robots.txt per host, through Protego, fetched once per host by the crawler's own (budgeted) fetcher.
+
+``RobotsRules`` keeps the rules of each host; ``robots_txt_reader`` is how it reads a robots.txt (through
+the crawl's fetcher); ``start_allowed`` asks the start host's again, backing off, while it is unavailable."""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
+import numpy as np
 from protego import Protego
+
+from airflow_sbcrawl.crawler.budget import StopRequested
+from airflow_sbcrawl.crawler.fetch import Fetcher
+from airflow_sbcrawl.crawler.urls import Scope, resolve
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +90,7 @@ class RobotsRules:
         return rules
 
     def problem(self, url: str) -> str:
+        """Why the robots.txt of ``url``'s host could not be read ("" when it was)."""
         parts = urlsplit(url)
         return self.problems.get(f"{parts.scheme}://{parts.netloc}", "")
 
@@ -98,6 +109,8 @@ class RobotsRules:
         self._unavailable_until.pop(f"{parts.scheme}://{parts.netloc}", None)
 
     def allowed(self, url: str) -> bool:
+        """Whether robots.txt lets the crawl fetch ``url`` (its host's robots.txt is read at its first URL,
+        which may raise ``CrawlInterrupted``)."""
         if not self.enabled:
             return True
         end = url.find("/", url.find("//") + 2) if "//" in url else -1
@@ -110,3 +123,55 @@ class RobotsRules:
             if prefix == origin and self._parsed.get(origin) is rules:  # rules read, not a passing refusal
                 self._by_prefix[prefix] = rules
         return rules.can_fetch(url, self.user_agent)
+
+    # -- checkpoints: only the rules read are saved ------------------------------------------------------
+    def state(self) -> dict:
+        """The robots.txt texts read (the parsed rules and passing failures are not kept)."""
+        return {"texts": self.texts}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        self.texts = dict(state["texts"])
+
+
+def robots_txt_reader(fetcher: Fetcher, scope: Scope, outcomes: Counter[str]) -> Callable[
+        [str], tuple[int | None, str, str]]:
+    """``RobotsRules``' way to read a robots.txt: a GET through the crawl's fetcher (budgeted, polite), one
+    redirect followed if it stays within the crawl's scope; counted in ``outcomes``."""
+
+    def read(url: str) -> tuple[int | None, str, str]:
+        resp = fetcher.fetch(url)
+        if resp.kind == "redirect":  # followed once, and only within the site
+            target = resolve(url, resp.location or "")
+            if target and target in scope:
+                resp = fetcher.fetch(target)
+        outcomes["robots.txt"] += 1
+        text = ""
+        if resp.kind == "html":
+            text = resp.body.decode("utf-8", "replace")
+        elif resp.kind == "target" and resp.path is not None:  # text/plain is one of the target types
+            text = resp.path.read_bytes().decode("utf-8", "replace")
+            resp.discard()
+        return resp.status, text, resp.error
+
+    return read
+
+
+def start_allowed(robots: RobotsRules, url: str, retries: int, backoff: float, stop: threading.Event) -> bool:
+    """Whether the start page may be crawled: its host's robots.txt, asked again up to ``retries`` times
+    with back-off while it is unavailable (raises StopRequested when ``stop`` is set meanwhile)."""
+    for attempt in range(retries + 1):
+        if robots.allowed(url) or not robots.unavailable(url):
+            return robots.allowed(url)
+        status, error = robots.failure(url)
+        if error.startswith("refused") or Fetcher.retries_itself(status, error):
+            return False  # an address the crawl may not reach, or already retried with back-off
+        if attempt < retries:
+            wait = backoff * 2**attempt
+            log.warning("retrying robots.txt of the start host in %gs", wait)
+            if stop.wait(wait):
+                raise StopRequested("stop requested")
+            robots.retry_now(url)
+    return False

@@ -14,20 +14,35 @@ class SinkError(RuntimeError):
 
 
 class Sink(Protocol):
-    def has_object(self, sha256: str) -> bool: ...
+    """What a crawl writes to: each target's content once, under its sha256, and one manifest row per target
+    met (see ``manifest.Manifest`` for the row). Rows are only appended; a crawl reads them back when it
+    starts, to skip what is stored already. Methods raise ``SinkError`` when the storage fails."""
+
+    def has_object(self, sha256: str) -> bool:
+        """Whether content with this sha256 is stored."""
+        ...
 
     def put_object(self, sha256: str, path: Path, mime: str) -> None:
-        """Store the file at ``path`` under its sha256; the sink owns ``path`` afterwards."""
+        """Store the file at ``path`` under its sha256 (once: a content stored already is not written again);
+        the sink owns ``path`` afterwards."""
+        ...
 
-    def append_rows(self, rows: list[dict]) -> None: ...
+    def append_rows(self, rows: list[dict]) -> None:
+        """Append manifest rows (JSON-ready dicts); they survive the process once this returns."""
+        ...
 
     def read_rows(self) -> list[dict]:
-        """Every manifest row of this crawl written so far (to resume without duplicates)."""
+        """Every manifest row in the sink, oldest first, earlier runs' included (a resume skips what was
+        stored, a warm run counts its own rows)."""
+        ...
 
     def flush(self) -> None:
         """Make appended rows durable; called before every checkpoint."""
+        ...
 
-    def describe(self) -> str: ...
+    def describe(self) -> str:
+        """Where the sink is, for messages and the summary (a path, an s3:// URL)."""
+        ...
 
 
 class LocalSink:
@@ -100,6 +115,7 @@ class LocalSink:
             os.fsync(self._fh.fileno())
 
     def close(self) -> None:
+        """Close the manifest file (appending opens it again)."""
         if self._fh is not None:
             self._fh.close()
             self._fh = None

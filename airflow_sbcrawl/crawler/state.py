@@ -22,7 +22,9 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 FORMAT = "sbcrawl-checkpoint"
-VERSION = 1
+# 2: each part of the crawl saves its own state under its name (issue 22). Version 1 is still read.
+VERSION = 2
+READABLE = (1, 2)
 FILES = ("state.json", "arrays.npz", "links.txt.gz")
 KEEP = 2
 
@@ -35,18 +37,70 @@ class ForeignCheckpoint(CheckpointError):
     """A checkpoint of another format, version or crawl: never silently replaced."""
 
 
+class StateExists(RuntimeError):
+    """A crawl state is already there and neither resume nor a fresh start was asked for."""
+
+
 class StateStore(Protocol):
-    def checkpoints(self) -> list[int]: ...
-    def write(self, seq: int, files: dict[str, bytes]) -> None: ...
-    def read(self, seq: int, name: str) -> bytes: ...
-    def delete(self, seq: int) -> None: ...
-    def journal_append(self, line: str) -> None: ...
-    def journal_lines(self) -> list[str]: ...
-    def journal_reset(self) -> None: ...
-    def describe(self) -> str: ...
+    """Where a crawl keeps its run state (checkpoints and the budget journal) or a site its memory: numbered
+    generations of named files, and one append-only journal. ``LocalStateStore`` keeps them in a folder;
+    the Airflow layer has one on S3."""
+
+    def checkpoints(self) -> list[int]:
+        """The numbers of the generations stored, ascending (complete or not: readers check)."""
+        ...
+
+    def write(self, seq: int, files: dict[str, bytes]) -> None:
+        """Store generation ``seq``: its files in the order given (MANIFEST.json last), as atomically as
+        the storage allows."""
+        ...
+
+    def read(self, seq: int, name: str) -> bytes:
+        """One file of generation ``seq`` (raises OSError, or KeyError, when it is missing)."""
+        ...
+
+    def delete(self, seq: int) -> None:
+        """Remove generation ``seq`` (nothing when it is not there)."""
+        ...
+
+    def journal_append(self, line: str) -> None:
+        """Add a line to the journal, durably before returning (the budget is spent after it is written)."""
+        ...
+
+    def journal_lines(self) -> list[str]:
+        """The journal's lines, oldest first (a torn last line may be among them)."""
+        ...
+
+    def journal_reset(self) -> None:
+        """Empty the journal (a fresh start)."""
+        ...
+
+    def describe(self) -> str:
+        """Where the store is, for messages (a path, an s3:// URL)."""
+        ...
+
+
+class Saved(Protocol):
+    """A part of a crawl whose state a checkpoint holds: it gives its state as JSON-ready values and numpy
+    arrays, and takes them back in place."""
+
+    def state(self) -> dict:
+        """The part's state as JSON-ready values."""
+        ...
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The numeric part of its state (saved as .npz, never pickled)."""
+        ...
+
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        """Take back what ``state`` and ``arrays`` gave (in place: the other parts keep their references)."""
+        ...
 
 
 class LocalStateStore:
+    """A ``StateStore`` in a local folder: one subfolder per generation, written to a temporary name and
+    renamed into place; the journal a file appended to and flushed line by line."""
+
     #: The journal is rewritten as its last line once it has this many (only the last one counts).
     JOURNAL_COMPACT_LINES = 10_000
 
@@ -118,7 +172,8 @@ class LocalStateStore:
 
 
 class BudgetJournal:
-    """Cumulative totals, one line per change: the last complete line is what was spent."""
+    """Cumulative totals, one line per change: the last complete line is what was spent (the budget's
+    write-ahead record; see ``budget.Budget``)."""
 
     def __init__(self, store: StateStore) -> None:
         self.store = store
@@ -126,15 +181,18 @@ class BudgetJournal:
         self.bytes = 0
 
     def record(self, requests: int, nbytes: int) -> None:
+        """Append the new totals (``requests`` and ``nbytes`` more)."""
         self.requests += requests
         self.bytes += nbytes
         self.store.journal_append(f"{self.requests} {self.bytes}")
 
     def restore(self, requests: int, nbytes: int) -> None:
+        """Go on from these totals."""
         self.requests, self.bytes = requests, nbytes
 
     @staticmethod
     def last_totals(store: StateStore) -> tuple[int, int]:
+        """The highest (requests, bytes) the store's journal records ((0, 0) for none)."""
         best = (0, 0)
         for line in store.journal_lines():
             parts = line.split()
@@ -144,6 +202,8 @@ class BudgetJournal:
 
 
 def encode(state: dict, arrays: dict[str, np.ndarray], urls: list[str]) -> dict[str, bytes]:
+    """The files of one checkpoint (MANIFEST.json last): ``state`` as JSON, ``arrays`` as .npz, ``urls`` (the
+    link table's, the bulk of a checkpoint) as gzipped lines."""
     state = {"format": FORMAT, "version": VERSION, **state}
     buf = io.BytesIO()
     np.savez(buf, **arrays)
@@ -179,19 +239,23 @@ def read_npz(data: bytes) -> dict[str, np.ndarray]:
 
 
 def decode(files: dict[str, bytes]) -> tuple[dict, dict[str, np.ndarray], list[str]]:
+    """``encode`` undone: (state, arrays, urls); ForeignCheckpoint for another format or an unknown version."""
     state = json.loads(files["state.json"])
     if not isinstance(state, dict):
         raise CheckpointError("state.json is not a JSON object")
     if state.get("format") != FORMAT:
         raise ForeignCheckpoint(f"not an airflow-sbcrawl checkpoint (format {state.get('format')!r})")
-    if state.get("version") != VERSION:
-        raise ForeignCheckpoint(f"checkpoint version {state.get('version')} is not supported (expects {VERSION})")
+    if state.get("version") not in READABLE:
+        raise ForeignCheckpoint(f"checkpoint version {state.get('version')} is not supported (this version of "
+                                f"airflow-sbcrawl reads {', '.join(map(str, READABLE))}): resume it with the "
+                                "version that wrote it, or start afresh")
     arrays = read_npz(files["arrays.npz"])
     text = gzip.decompress(files["links.txt.gz"]).decode()
     return state, arrays, text.split("\n") if text else []
 
 
 def save(store: StateStore, seq: int, files: dict[str, bytes]) -> None:
+    """Write generation ``seq`` and drop all but the last ``KEEP`` ones."""
     store.write(seq, files)
     for old in store.checkpoints()[:-KEEP]:
         store.delete(old)

@@ -18,6 +18,8 @@ _DIGITS = re.compile(r"\d+")
 
 
 class TagPathVectorizer:
+    """Tag path -> vector of 2**dim_log2 floats: its n-grams hashed, with digits ignored by default."""
+
     def __init__(self, n: int = 2, dim_log2: int = 12, hash_width: int = 15, prime: int = 766_245_317,
                  cache_size: int = 100_000, ignore_digits: bool = True) -> None:
         self.n = n

@@ -2,11 +2,12 @@
 
 from airflow_sbcrawl.lake.catalog import CatalogConfig, LakeError, connect
 from airflow_sbcrawl.lake.load import LoadResult, load_tables, mark_gone
-from airflow_sbcrawl.lake.query import query, sample, scan
+from airflow_sbcrawl.lake.query import SERIES_SQL, query, sample, scan, series
 from airflow_sbcrawl.lake.schema import OBSERVATIONS, TABLES, ensure_tables
 
 __all__ = [
     "OBSERVATIONS",
+    "SERIES_SQL",
     "TABLES",
     "CatalogConfig",
     "LakeError",
@@ -18,4 +19,5 @@ __all__ = [
     "query",
     "sample",
     "scan",
+    "series",
 ]

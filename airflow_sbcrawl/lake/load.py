@@ -188,6 +188,7 @@ def _table_rows(tables: Sequence[DetectedTable], site: str, crawl_run: str | Non
                 "detector_version": p.detector_version,
                 "crawl_run": crawl_run if crawl_run is not None else p.crawl_run,
                 "loaded_at": loaded_at,
+                "warnings": list(t.warnings),
             }
         )
     return rows
@@ -211,6 +212,7 @@ def _observation_rows(tables: Sequence[DetectedTable], site: str) -> list[dict]:
                     "value": o.value,
                     "status": o.status,
                     "line_class": o.line_class,
+                    "unit": o.unit,
                 }
             )
     return rows

@@ -1,4 +1,5 @@
-"""Reading the lake back for demos and tests: a filtered scan to Arrow, SQL through DuckDB, a sample."""
+"""Reading the lake back for demos and tests: a filtered scan to Arrow, SQL through DuckDB, a series selected
+by its labels, a sample."""
 
 from __future__ import annotations
 
@@ -67,6 +68,23 @@ def query(config: CatalogConfig, sql: str, params: dict[str, Any] | None = None)
         return fetch()
     finally:
         con.close()
+
+
+#: A series selected by its labels: the observations whose row labels hold every label asked for, with their
+#: table, column path, value, unit and status (docs/tables.md shows it; ``series`` runs it)
+SERIES_SQL = """
+    SELECT t.title, t.source_url, o.row_labels, o.column_path, o.value, o.unit, o.status, o.raw_value
+    FROM observations o JOIN tables t USING (table_id)
+    WHERE list_has_all(o.row_labels, $labels) AND ($site IS NULL OR o.site = $site)
+    ORDER BY t.source_url, t.table_index, o."row", o.col
+"""
+
+
+def series(config: CatalogConfig, labels: Sequence[str], *, site: str | None = None) -> list[dict[str, Any]]:
+    """The observations whose row labels include every one of ``labels`` (a series: "Belgium" and
+    "Population (millions)" give its values year by year, each with its column path, unit and status),
+    as plain dicts in sheet order. ``site`` keeps one site's. ``LakeError`` as for ``query``."""
+    return query(config, SERIES_SQL, {"labels": list(labels), "site": site}).to_pylist()
 
 
 def sample(config: CatalogConfig, n: int = 10, *, site: str | None = None) -> list[dict[str, Any]]:

@@ -3,7 +3,9 @@
 Two tables per namespace:
 
 * ``tables`` — one row per detected table: where it came from (provenance) and what it looks like;
-* ``observations`` — every body cell in long form, joined to ``tables`` on ``table_id``.
+* ``observations`` — every body cell in long form, joined to ``tables`` on ``table_id``, keyed by its
+  ``row_labels`` and ``column_path`` (unique within its table unless the table's ``warnings`` say why not),
+  with its ``unit`` and ``status``.
 
 Partitioning: both tables are partitioned by ``identity(site)`` and nothing else. Loads and reloads are per
 site (one crawl = one site), so a reload's delete filter ``site = S AND source_sha256 IN (...)`` prunes to
@@ -56,6 +58,8 @@ TABLES_SCHEMA = Schema(
     NestedField(19, "loaded_at", TimestamptzType(), required=False),
     NestedField(20, "gone_at", TimestamptzType(), required=False,
                 doc="when a recrawl found the source file removed from the site (its rows are kept)"),
+    NestedField(21, "warnings", ListType(22, StringType(), element_required=True), required=False,
+                doc="why observations of the table share a key, or what else was odd in reading it"),
     identifier_field_ids=[1],
 )
 
@@ -69,8 +73,9 @@ OBSERVATIONS_SCHEMA = Schema(
     NestedField(8, "column_path", ListType(9, StringType(), element_required=True), required=False),
     NestedField(10, "raw_value", StringType(), required=False, doc="the cell text as read"),
     NestedField(11, "value", DoubleType(), required=False, doc="parsed number, null when not numeric"),
-    NestedField(12, "status", StringType(), required=False, doc="ok|missing|not_applicable|…"),
+    NestedField(12, "status", StringType(), required=False, doc="one of tables.model.VALUE_STATUSES"),
     NestedField(13, "line_class", StringType(), required=False, doc="data|derived"),
+    NestedField(14, "unit", StringType(), required=False, doc="unit the table names for the value, '' if none"),
 )
 
 SCHEMAS: dict[str, Schema] = {TABLES: TABLES_SCHEMA, OBSERVATIONS: OBSERVATIONS_SCHEMA}

@@ -87,7 +87,8 @@ class BoostedTrees:
             "base": [round(float(b), 8) for b in self.base],
             "depth": self.depth,
             "trees": [
-                {"feature": self.feature[t, :n].tolist(), "threshold": [round(float(v), 8) for v in self.threshold[t, :n]],
+                {"feature": self.feature[t, :n].tolist(),
+                 "threshold": [round(float(v), 8) for v in self.threshold[t, :n]],
                  "left": self.left[t, :n].tolist(), "right": self.right[t, :n].tolist(),
                  "value": [round(float(v), 8) for v in self.value[t, :n]]}
                 for t, n in enumerate(used)
@@ -120,4 +121,5 @@ class BoostedTrees:
             left[t, :n] = tree["left"]
             right[t, :n] = tree["right"]
             value[t, :n] = tree["value"]
-        return cls(feature, threshold, left, right, value, np.asarray(params["base"], dtype=float), int(params["depth"]))
+        base = np.asarray(params["base"], dtype=float)
+        return cls(feature, threshold, left, right, value, base, int(params["depth"]))

@@ -1,171 +1,44 @@
-"""From a sheet's tables to their contents: the table's columns (stub, header paths, attributes), group labels,
-total columns and the body in long form; `segment` says where the tables are."""
+"""From a sheet's tables to their contents: `segment` says where the tables are, `body` what their columns
+are and how their body reads in long form; this module joins them, and finds the total columns."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
-from itertools import repeat
+from typing import Literal
 
 import numpy as np
 
+from .body import (
+    _FOOTNOTE_MARK,
+    _LEADER,
+    Body,
+    body_like,
+    duplicates,
+    expand_merged,
+    header_paths,
+    key_warnings,
+    label_columns,
+    legend_zero_markers,
+    merge_ends,
+    observations,
+    unit_of,
+)
+from .body import all_years as _all_years
+from .body import clean_label as _clean_label
 from .classifier import LineClassifier, default_classifier
-from .features import EMPTY, MARK, NUMBER, TEXT, cell_kinds, sheet_features
-from .model import DetectedTable, Observation, Provenance
+from .features import EMPTY, FEATURE_NAMES, TEXT, cell_kinds, sheet_features
+from .model import DetectedTable, Provenance
 from .regions import RegionModel, default_region_model, final_classes, find_tables
-from .segment import ATTRIBUTE_LABEL, BODY, column_blocks
-from .values import SheetCells, parse_range
+from .segment import ATTRIBUTE_LABEL, BODY, column_blocks, refine_classes, segments
+from .values import SheetCells
 
-DETECTOR_VERSION = "sbcrawl-tables/0.3+lr1"  # 0.3: tables framed by their lines of numbers, ranges, total columns
+# 0.4: label columns (codes, years, row numbers), labels carried down, long-format tables, units, keys checked
+DETECTOR_VERSION = "sbcrawl-tables/0.4+lr1"
+MAX_HEADER_LINES = 10  # a header block has a few lines: more means body lines taken for header ones
 
-_FOOTNOTE_MARK = re.compile(r"\s*(\\\d+|\[\w{1,3}\]|[\u00b9\u00b2\u00b3\u2070-\u2079]+)\s*$")
-# The first characters a stripped cell that is only a footnote mark can start with: a cheap test first
-_MARK_FIRST = frozenset("\\[\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))))
-
-
-_PUNCTUATION = re.compile(r"^[\W_]+$")
-_LEADER = re.compile(r"(?:\s*\.){2,}\s*$")  # dot leaders between a label and its figures: "Robbery. . . . ."
-
-
-def _clean_label(text: str) -> str:
-    """Labels lose their footnote marks, dot leaders and inner runs of spaces ("Supply,      total   \\1")."""
-    last = text.rstrip()[-1:]
-    if last == "]" or last.isdigit():  # every footnote mark ends so (superscripts are digits to isdigit)
-        text = _FOOTNOTE_MARK.sub("", text)
-    if text.endswith("."):
-        text = _LEADER.sub("", text)
-    return " ".join(text.split())
-
-
-def _stub_width(rows: list[list[str]], body: list[int], lo: int, hi: int, cells: SheetCells,
-                kinds: np.ndarray) -> int:
-    """Leading columns of the body that hold labels rather than numbers (markers count as numbers)."""
-    if not body:
-        return 0
-    block = kinds[body, lo : hi + 1]
-    texts = (block == TEXT).sum(axis=0)
-    used = (block != EMPTY).sum(axis=0)
-    # A bare footnote mark is a number or a label as its parse says: rare, read one by one
-    for k, j in zip(*np.nonzero(block == MARK), strict=True):
-        if cells.parse(cells.text[body[k]][lo + j]).status == "text":
-            texts[j] += 1
-    width = 0
-    for j in range(hi - lo + 1):
-        nums = int(used[j] - texts[j])
-        # A leading column of years is the stub of a time series, not a measure
-        if texts[j] > nums or (j == 0 and nums and _all_years(rows, body, lo)):
-            width += 1
-        elif used[j] > 0 or width > 0:
-            break
-    return width
-
-
-_YEAR = re.compile(r"^(1[5-9]\d\d|20\d\d)(\.0)?(\s*\W.*)?$")
-
-
-def _all_years(rows: list[list[str]], body: list[int], j: int) -> bool:
-    cells = [rows[i][j].strip() for i in body if j < len(rows[i]) and rows[i][j].strip()]
-    return bool(cells) and all(_YEAR.match(c) for c in cells)
-
-
-def _header_paths(header_rows: list[list[str]], lo: int, hi: int, stub_end: int) -> dict[int, tuple[str, ...]]:
-    """Column path per value column; a spanning cell is carried right until the next cell at its level or
-    above starts, since spreadsheets store a merged cell's text only in its first column."""
-    paths: dict[int, list[str]] = {j: [] for j in range(stub_end, hi + 1)}
-    boundaries: set[int] = set()
-    for row in header_rows:
-        carried = ""
-        new_bounds = set()
-        for j in range(stub_end, hi + 1):
-            cell = _clean_label(row[j]) if j < len(row) else ""
-            if cell:
-                carried = cell
-                new_bounds.add(j)
-            elif j in boundaries:
-                carried = ""
-            if carried and (not paths[j] or paths[j][-1] != carried):
-                paths[j].append(carried)
-        boundaries |= new_bounds
-    return {j: tuple(p) for j, p in paths.items()}
-
-
-def _observations(
-    rows: list[list[str]],
-    classes: list[str],
-    lines: list[int],
-    cells: SheetCells,
-    grid: tuple[np.ndarray, np.ndarray],
-    lo: int,
-    hi: int,
-    stub_end: int,
-    paths: dict[int, tuple[str, ...]],
-    col_offset: int,
-    as_groups: set[int],
-) -> list[Observation]:
-    """The body of a table in long form; lines in ``as_groups`` are read as group labels.
-
-    ``grid``: the kinds and values of the block's cells (``features.cell_kinds``). The labels are made per
-    line; the cells are picked in numpy and the observations built by ``map`` over columns of fields, since
-    a table has many more cells than lines (per cell, Python only looks up its text).
-    """
-    groups: list[tuple[str, str]] = []
-    body: list[int] = []
-    body_labels: list[tuple[str, ...]] = []
-    body_classes: list[str] = []
-    for i in lines:
-        cls = classes[i]
-        if cls == "group" or i in as_groups:
-            label = next((c for c in rows[i][lo : hi + 1] if c.strip()), "")
-            style = _group_style(label)
-            while groups and any(s == style for s, _ in groups):
-                groups.pop()
-            groups.append((style, _clean_label(label)))
-            continue
-        if cls not in BODY:
-            continue
-        # a stub cell of punctuation only (a dot leader's last point in a column of its own) labels nothing
-        stub_cells = tuple(x for x in map(_clean_label, rows[i][lo:stub_end]) if x and not _PUNCTUATION.match(x))
-        body.append(i)
-        body_labels.append(tuple(g for _, g in groups) + stub_cells)
-        body_classes.append(cls)
-    if not body or stub_end > hi:
-        return []
-    kinds, values = grid[0][body, stub_end : hi + 1], grid[1][body, stub_end : hi + 1]
-    k_idx, j_idx = np.nonzero(kinds != EMPTY)  # row-major: the order of a loop over lines, then columns
-    text = cells.text
-    k_list, j_list = k_idx.tolist(), j_idx.tolist()
-    raws = [c for i in body for c in text[i][stub_end : hi + 1] if c]  # the same cells, in the same order
-    value_list: list[float | None] = values[k_idx, j_idx].tolist()
-    statuses = ["ok"] * len(raws)
-    keep = None
-    # Cells that are not plain numbers (markers, text, footnote marks) are few: their parse, one by one
-    for n in np.flatnonzero(kinds[k_idx, j_idx] != NUMBER).tolist():
-        raw = raws[n]
-        if raw[0] in _MARK_FIRST and _FOOTNOTE_MARK.fullmatch(raw):
-            keep = keep or set(range(len(raws)))
-            keep.discard(n)
-            continue
-        parsed = cells.parse(raw)
-        if parsed.status == "text":
-            parsed = parse_range(raw, cells.decimal) or parsed
-        value_list[n], statuses[n] = parsed.value, parsed.status
-    col_paths = [paths.get(j, ()) for j in range(stub_end, hi + 1)]
-    fields = zip(
-        np.asarray(body)[k_idx].tolist(),
-        (j_idx + (stub_end + col_offset)).tolist(),
-        map(body_labels.__getitem__, k_list),
-        map(col_paths.__getitem__, j_list),
-        raws,
-        value_list,
-        statuses,
-        map(body_classes.__getitem__, k_list),
-        strict=True,
-    )
-    observations = list(map(tuple.__new__, repeat(Observation), fields))
-    if keep is not None:
-        observations = [o for n, o in enumerate(observations) if n in keep]
-    return observations
+__all__ = ["DETECTOR_VERSION", "_FOOTNOTE_MARK", "_LEADER", "_all_years", "_clean_label", "build_table",
+           "classify_and_detect", "detect_tables", "total_columns"]
 
 
 def total_columns(values: np.ndarray, max_run: int = 20, share: float = 0.8) -> list[int]:
@@ -240,20 +113,6 @@ def _last_digit(v: np.ndarray) -> np.ndarray:
     return unit
 
 
-def _has_duplicate_keys(observations: list[Observation]) -> bool:
-    keys = {(o.row_labels, o.column_path) for o in observations}
-    return len(keys) < len(observations)
-
-
-def _group_style(text: str) -> str:
-    letters = [c for c in text if c.isalpha()]
-    if letters and all(c.isupper() for c in letters):
-        return "upper"
-    if text.rstrip().endswith((":", "--")):
-        return "colon"
-    return f"indent{len(text) - len(text.lstrip())}"
-
-
 def build_table(
     rows: list[list[str]],
     classes: list[str],
@@ -265,16 +124,20 @@ def build_table(
     col_offset: int = 0,
     kinds: np.ndarray | None = None,
     values: np.ndarray | None = None,
+    merged: Sequence[tuple[tuple[int, int], tuple[int, int]]] = (),
+    zero_markers: frozenset[str] = frozenset(),
     core: tuple[int, int] | None = None,
 ) -> DetectedTable:
     """One table of the sheet, lines ``span``; ``cells`` are the sheet's parsed cells (see SheetCells).
 
     ``span`` holds the table with its titles above and notes under it; ``core`` is the table proper, its
-    header block and body (by default from its first to its last line that is neither metadata nor
-    notes): the table's range, its columns those of its lines. ``rows`` may be a block of the sheet's
+    header block and body (by default the whole span): the table's rows and ``line_classes``, its columns
+    those of its lines that are neither metadata nor notes. ``rows`` may be a block of the sheet's
     columns (a table beside another); ``col_offset`` is the sheet column of its first one, so that the
-    table's cells are placed in the sheet. ``kinds``, ``values``: the block's ``features.cell_kinds``,
-    when the caller has them.
+    table's cells are placed in the sheet. ``kinds``, ``values``: the block's ``features.cell_kinds``, when
+    the caller has them. ``merged``: the block's merged ranges; ``zero_markers``: markers the sheet's
+    legend defines as zero. ``classes`` is not changed: lines read otherwise here (a body line the
+    classifier took for a header) are so in the table's ``line_classes``.
     """
     if kinds is None or values is None:
         kinds, values = cell_kinds(cells.text, cells.decimal, cells)
@@ -283,46 +146,42 @@ def build_table(
     used = [i for i in lines if classes[i] != "empty"]
     framed = [i for i in used if classes[i] not in ("metadata", "notes")]  # titles and notes overhang
     if core is None:
-        core = (framed[0], framed[-1]) if framed else (a, b)
+        core = span
     framed = [i for i in framed if core[0] <= i <= core[1]]
     cols = np.flatnonzero((kinds[framed] != EMPTY).any(axis=0)).tolist() if framed else []
     lo, hi = (min(cols), max(cols)) if cols else (0, max(len(rows[a]) - 1, 0))
-    body = [i for i in lines if classes[i] in BODY]
-    # A header block repeated inside the table (continued under its header) gives each column one path
-    header_idx = []
-    seen_headers: set[tuple[str, ...]] = set()
-    for i in lines:
-        if classes[i] == "header" and tuple(rows[i]) not in seen_headers:
-            seen_headers.add(tuple(rows[i]))
-            header_idx.append(i)
-    stub = _stub_width(rows, body, lo, hi, cells, kinds)
-    stub_end = lo + stub
-    # Attribute rows sit under the header row that names the columns, never first ("Currency | 2022")
-    attribute_idx = [i for i in header_idx[1:] if ATTRIBUTE_LABEL.match(cells.text[i][lo])]
-    path_idx = [i for i in header_idx if i not in attribute_idx]
-    paths = _header_paths([rows[i] for i in path_idx], lo, hi, stub_end)
+    text = cells.text
+    local, path_idx, attribute_idx, warnings = _header_block(rows, classes, lines, lo, hi, kinds, values, text)
+    body = [i for i in lines if local[i] in BODY]
+    columns = label_columns(text, body, path_idx, lo, hi, cells, kinds, values)
+    header_rows = expand_merged(rows, merged, set(path_idx))
+    paths = header_paths([header_rows[i] for i in path_idx], columns.values, [merge_ends(merged, i) for i in path_idx])
     attributes: dict[int, dict[str, str]] = {}
     for i in attribute_idx:
-        key = cells.text[i][lo].rstrip(":").strip()
-        for j in range(stub_end, hi + 1):
-            if cells.text[i][j]:
-                attributes.setdefault(j + col_offset, {})[key] = cells.text[i][j]
-
-    label_only = [
-        i for i in body if not any(cells.text[i][stub_end : hi + 1]) and not _all_years(rows, [i], lo)
-    ]
-    grid = (kinds, values)
-    observations = _observations(rows, classes, lines, cells, grid, lo, hi, stub_end, paths, col_offset, set())
-    if label_only and _has_duplicate_keys(observations):
-        # Lines with a label and no values ("United States dollar" above its rates) were read as data, so
-        # the series under two such labels share their labels: they are section labels (groups)
-        observations = _observations(rows, classes, lines, cells, grid, lo, hi, stub_end, paths, col_offset,
-                                     set(label_only))
-    totals = {j + stub_end + col_offset for j in total_columns(values[body, stub_end : hi + 1])} if body else set()
-    if totals:
-        observations = [o._replace(line_class="derived") if o.col in totals else o for o in observations]
+        key = text[i][lo].rstrip(":").strip()
+        for j in columns.values:
+            if text[i][j]:
+                attributes.setdefault(j + col_offset, {})[key] = text[i][j]
 
     title = " ".join(" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "metadata")
+    units = _units(columns, paths, attributes, col_offset, title)
+    grid = (kinds, values)
+    line_units = _line_units(text, columns)
+
+    def read(as_groups: set[int], qualify: bool = False):
+        return observations(text, local, lines, cells, grid, columns, paths, col_offset, as_groups,
+                            zero_markers=zero_markers, units=units, line_units=line_units, qualify=qualify)
+
+    obs = read(set())
+    if duplicates(obs):
+        obs = _told_apart(obs, read, _section_lines(text, body, columns, kinds, lo))
+    if body and columns.values:
+        found = total_columns(values[np.ix_(body, columns.values)])
+        totals = {columns.values[k] + col_offset for k in found}
+        if totals:
+            unique = getattr(obs, "unique", False)
+            obs = Body(o._replace(line_class="derived") if o.col in totals else o for o in obs)
+            obs.unique = unique
     notes = [" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "notes"]
     conf = float(proba[used].max(axis=1).mean()) if used else 0.0
     return DetectedTable(
@@ -333,54 +192,169 @@ def build_table(
         first_col=lo + col_offset,
         last_col=hi + col_offset,
         title=title,
-        header=[[c for c in rows[i][lo : hi + 1]] for i in header_idx],
-        line_classes=[classes[i] for i in range(core[0], core[1] + 1)],
-        observations=observations,
+        header=[list(rows[i][lo : hi + 1]) for i in sorted(path_idx + attribute_idx)],
+        line_classes=[local[i] for i in range(core[0], core[1] + 1)],
+        observations=obs,
         notes=notes,
         confidence=round(conf, 4),
         column_attributes=attributes,
+        warnings=warnings + key_warnings(obs),
     )
+
+
+def _section_lines(text: list[list[str]], body: list[int], columns, kinds: np.ndarray, lo: int) -> set[int]:
+    """Body lines that may be section labels: a label and no values ("United States dollar" above its
+    rates), or a label and words in the value columns (series codes above their block: "All persons |
+    MGSL | MGSF")."""
+    out = set()
+    value_cols = columns.values
+    for i in body:
+        if not any(text[i][j] for j in columns.labels):
+            continue
+        filled = [j for j in value_cols if text[i][j]]
+        words = len(filled) >= 2 and all(kinds[i, j] == TEXT for j in filled)
+        if words or (not filled and not _all_years(text, [i], lo)):
+            out.add(i)
+    return out
+
+
+def _told_apart(obs, read, sections: set[int]):
+    """The reading of the body whose keys collide least: section lines read as groups, then lines qualified
+    by their parent line, each kept only when it tells more observations apart."""
+    best, fewest = obs, duplicates(obs)
+    groups: set[int] = set()
+    if sections:
+        again = read(sections)
+        if duplicates(again) < fewest:
+            best, fewest, groups = again, duplicates(again), sections
+    if fewest:
+        again = read(groups, qualify=True)
+        if duplicates(again) < fewest:
+            best = again
+    return best
+
+
+def _header_block(
+    rows: list[list[str]], classes: list[str], lines: list[int], lo: int, hi: int, kinds: np.ndarray,
+    values: np.ndarray, text: list[list[str]],
+) -> tuple[list[str], list[int], list[int], list[str]]:
+    """The table's line classes as read here, its header lines that name columns, those that describe them
+    (attributes), and warnings. Header lines whose cells are of the kinds of the body's columns are body
+    lines; a header line repeated under the body (a table continued under its header) is read once; a
+    label alone in the first column inside the body is a section label."""
+    local = list(classes)
+    first_body = next((i for i in lines if classes[i] in BODY), lines[-1] + 1)
+    body = [i for i in lines if classes[i] in BODY]
+    headers = [i for i in lines if classes[i] == "header"]
+    candidates = [i for i in headers if not ATTRIBUTE_LABEL.match(text[i][lo])]  # "No. Obs | 10 | 10" describes
+    for i in body_like(candidates, body, kinds, values, lo, hi):
+        local[i] = "data"
+    seen: set[tuple[str, ...]] = set()
+    header_idx = []
+    for i in headers:
+        if local[i] != "header":
+            continue
+        key = tuple(rows[i][lo : hi + 1])
+        if key in seen:
+            continue  # a repeated header block: each column keeps one path
+        seen.add(key)
+        if i > first_body and text[i][lo] and not any(text[i][lo + 1 : hi + 1]):
+            local[i] = "group"  # a lone label in the first column inside the body: the section below it
+            continue
+        header_idx.append(i)
+    warnings = []
+    if len(header_idx) > MAX_HEADER_LINES:
+        warnings.append(f"header of {len(header_idx)} lines: only the {MAX_HEADER_LINES} nearest the body name "
+                        "the columns")
+        header_idx = header_idx[-MAX_HEADER_LINES:]
+    # Attribute rows sit under the header row that names the columns, never first ("Currency | 2022")
+    attribute_idx = [i for i in header_idx[1:] if ATTRIBUTE_LABEL.match(text[i][lo])]
+    path_idx = [i for i in header_idx if i not in attribute_idx]
+    return local, path_idx, attribute_idx, warnings
+
+
+def _units(columns, paths: dict[int, tuple[str, ...]], attributes: dict[int, dict[str, str]], col_offset: int,
+           title: str) -> dict[int, str]:
+    """The unit of each value column: a "Unit" attribute row, else the column's header, else the title."""
+    units = {}
+    for j in columns.values:
+        attrs = attributes.get(j + col_offset, {})
+        named = next((v for k, v in attrs.items() if k.lower() in ("unit", "units", "unit of measure")), "")
+        units[j] = named or unit_of(*reversed(paths.get(j, ()))) or unit_of(title)
+    return units
+
+
+def _line_units(text: list[list[str]], columns) -> dict[int, str] | None:
+    """The unit of each body line, when columns give it (long format: UOM, with its SCALAR_FACTOR); None for
+    other tables, whose lines' labels may name one (``observations`` reads those)."""
+    if not columns.unit_cols:
+        return None
+
+    def unit(i: int) -> str:
+        parts = [text[i][j] for j in columns.unit_cols if text[i][j] and text[i][j].lower() != "units"]
+        return " ".join(reversed(parts))
+
+    return _LazyUnits(unit)
+
+
+class _LazyUnits(dict):
+    """Line units computed on first look: most lines of most tables have no unit of their own."""
+
+    def __init__(self, unit) -> None:
+        super().__init__()
+        self._unit = unit
+
+    def __missing__(self, i: int) -> str:
+        value = self[i] = self._unit(i)
+        return value
 
 
 def detect_tables(
     rows: Sequence[Sequence[str]],
     provenance: Provenance,
     classifier: LineClassifier | None = None,
-    regions: RegionModel | None = None,
+    merged: Sequence[tuple[tuple[int, int], tuple[int, int]]] = (),
+    regions: RegionModel | Literal["rules"] | None = None,
 ) -> list[DetectedTable]:
     """Every table in one sheet, with its lines classified and its body in long form.
 
     ``rows``: the sheet's cells as text (ragged rows are padded). ``provenance`` is stamped on every table
     (``DETECTOR_VERSION`` filled in when empty); ``classifier`` defaults to the shipped line model. Tables
     come in sheet order, blocks of columns left to right; a table of labels only has no observations (the
-    caller decides whether to keep it). An empty sheet gives no table.
+    caller decides whether to keep it). An empty sheet gives no table. ``merged``: the sheet's merged ranges
+    (``readers.Sheet.merged``), whose text is carried over their cells in header lines.
     """
-    return classify_and_detect(rows, provenance, classifier, regions)[1]
+    return classify_and_detect(rows, provenance, classifier, merged, regions)[1]
 
 
 def classify_and_detect(
     rows: Sequence[Sequence[str]],
     provenance: Provenance,
     classifier: LineClassifier | None = None,
-    regions: RegionModel | None = None,
+    merged: Sequence[tuple[tuple[int, int], tuple[int, int]]] = (),
+    regions: RegionModel | Literal["rules"] | None = None,
 ) -> tuple[list[str], list[DetectedTable]]:
     """The class of every line of the sheet, and the tables built from them.
 
     Tables side by side are classified apart, each on its block of columns; a line's class is then the
     one it has in the first block where it is not empty. ``classifier`` (the line model) and ``regions``
-    (where the tables are, ``regions.RegionModel``) default to the shipped models.
+    (where the tables are, ``regions.RegionModel``) default to the shipped models; ``regions="rules"``
+    frames the tables by the line classes alone (``segment.segments``), as when no region model is shipped.
     """
     width = max(map(len, rows), default=0)
     grid = [[*map(str, r), *[""] * (width - len(r))] for r in rows]
     if not grid or width == 0:
         return ["empty"] * len(grid), []
     clf = classifier or default_classifier()
-    model = regions or default_region_model()
+    model = default_region_model() if regions is None else None if regions == "rules" else regions
     cells = SheetCells.guess(grid)  # parsed once, for the line features and the tables alike
     kinds, values = cell_kinds(grid, cells.decimal, cells)
     if not provenance.detector_version:
         provenance = replace(provenance, detector_version=DETECTOR_VERSION)
     blocks = column_blocks(kinds, values)
+    filled = kinds != 0
+    first = filled.argmax(axis=1)
+    zero_markers = legend_zero_markers(cells.text[i][first[i]] for i in np.flatnonzero(filled.any(axis=1)).tolist())
     line_classes = ["empty"] * len(grid)
     tables: list[DetectedTable] = []
     for lo, hi in blocks:
@@ -388,15 +362,22 @@ def classify_and_detect(
         part = grid if whole else [r[lo : hi + 1] for r in grid]
         part_cells = cells if whole else cells.columns(lo, hi)
         kv = (kinds, values) if whole else (kinds[:, lo : hi + 1], values[:, lo : hi + 1])
-        feats = sheet_features(part, cells=part_cells, kinds_values=kv)
-        classes, proba = clf.classify_features(feats)
-        role_proba, decisions = model.decide(feats, proba, kv[0])
-        spans = find_tables(decisions, role_proba)
-        classes = final_classes(classes, proba, role_proba, decisions, spans)
-        for top, first, last, bottom in spans:
-            if not any(c in BODY for c in classes[first : last + 1]):
+        spans = [((r0, c0 - lo), (r1, min(c1, hi) - lo)) for (r0, c0), (r1, c1) in merged if lo <= c0 <= hi]
+        if model is None:
+            classes, proba = clf.predict_proba_sheet(part, cells=part_cells, kinds_values=kv)
+            classes = refine_classes(classes, part_cells.text, *kv)
+            found = [(a, a, b, b) for a, b in segments(classes)]
+        else:
+            feats = sheet_features(part, cells=part_cells, kinds_values=kv, layout=True)
+            classes, proba = clf.classify_features(feats[:, : len(FEATURE_NAMES)])
+            role_proba, decisions = model.decide(feats, proba, kv[0])
+            found = find_tables(decisions, role_proba)
+            classes = final_classes(classes, proba, role_proba, decisions, found)
+        for top, first, last, bottom in found:
+            if model is not None and not any(c in BODY for c in classes[first : last + 1]):
                 continue  # a header without a body is no table
             tables.append(build_table(part, classes, proba, (top, bottom), provenance, len(tables), part_cells, lo,
-                                      *kv, core=(first, last)))
+                                      *kv, merged=spans, zero_markers=zero_markers,
+                                      core=None if model is None else (first, last)))
         line_classes = [c if c != "empty" else b for c, b in zip(line_classes, classes, strict=True)]
     return line_classes, tables

@@ -97,9 +97,17 @@ CONTEXT_FEATURES = [
     "year_header",  # a row of years above numbers, the commonest header of time series
     "total_and_sum",
     "sum_any",
-    # How a line sits among its neighbours: a table's lines share their columns and the kinds in them,
-    # a sparse body's label-only lines too (their labels stand where the body's labels stand), while a
-    # title or a new table's header breaks the pattern; a next table's header often repeats the first's
+]
+_NEIGHBOUR = ["fill", "num_share", "text_share", "single_cell", "kw_notes", "first_is_text", "kw_total", "year_share"]
+NEIGHBOUR_FEATURES = [f"{side}{d}_{name}" for side in ("prev", "next") for d in (1, 2) for name in _NEIGHBOUR] + [
+    f"{side}_blank_gap" for side in ("prev", "next")
+]
+FEATURE_NAMES = BASE_FEATURES + CONTEXT_FEATURES + NEIGHBOUR_FEATURES
+# How a line sits among its neighbours, for the region model (``regions``): a table's lines share their
+# columns and the kinds in them, a sparse body's label-only lines too (their labels stand where the
+# body's labels stand), while a title or a new table's header breaks the pattern; a next table's header
+# often repeats the first's. Not among the line model's features: ``sheet_features(layout=True)``.
+LAYOUT_FEATURES = [
     "layout_prev",  # Jaccard of the non-empty columns with the previous non-empty line
     "layout_next",
     "kinds_prev",  # share of the two lines' columns holding the same kind (number, text) in both
@@ -108,11 +116,6 @@ CONTEXT_FEATURES = [
     "repeats_first",  # share of the cells repeating the sheet's first line, column by column
     "repeats_above",  # ... repeating the nearest line of words above (two cells or more, no number)
 ]
-_NEIGHBOUR = ["fill", "num_share", "text_share", "single_cell", "kw_notes", "first_is_text", "kw_total", "year_share"]
-NEIGHBOUR_FEATURES = [f"{side}{d}_{name}" for side in ("prev", "next") for d in (1, 2) for name in _NEIGHBOUR] + [
-    f"{side}_blank_gap" for side in ("prev", "next")
-]
-FEATURE_NAMES = BASE_FEATURES + CONTEXT_FEATURES + NEIGHBOUR_FEATURES
 
 
 _B = {name: k for k, name in enumerate(BASE_FEATURES)}
@@ -444,8 +447,10 @@ def sheet_features(
     decimal: str | None = None,
     cells: SheetCells | None = None,
     kinds_values: tuple[np.ndarray, np.ndarray] | None = None,
+    layout: bool = False,
 ) -> np.ndarray:
     """A (lines x FEATURE_NAMES) matrix for one sheet; empty lines get a row too (they are never classified).
+    With ``layout``, the ``LAYOUT_FEATURES`` follow as more columns.
 
     ``cells`` (the sheet's parsed cells, decimal guessed when ``decimal`` is None) can be passed in by a
     caller that needs the same parses afterwards, and ``kinds_values`` (``cell_kinds`` of those cells) by
@@ -453,7 +458,7 @@ def sheet_features(
     """
     n = len(rows)
     if n == 0:
-        return np.zeros((0, len(FEATURE_NAMES)))
+        return np.zeros((0, len(FEATURE_NAMES) + (len(LAYOUT_FEATURES) if layout else 0)))
     if cells is None:
         cells = SheetCells.guess(rows) if decimal is None else SheetCells(rows, decimal)
     kinds, values = kinds_values if kinds_values is not None else cell_kinds(rows, cells.decimal, cells)
@@ -514,7 +519,6 @@ def sheet_features(
     sums = np.maximum(sum_above, sum_below)
     context[:, 15] = base[:, BASE_FEATURES.index("kw_total")] * (sums > 0)
     context[:, 16] = sums
-    context[:, 17:24] = _neighbourhood(cells.text, kinds, order, numeric_cols, col_num, col_text)
 
     # The same descriptors of the two previous and two next non-empty lines
     neigh_idx = [BASE_FEATURES.index(name) for name in _NEIGHBOUR]
@@ -529,18 +533,21 @@ def sheet_features(
     gaps = np.minimum(np.diff(order) - 1, 4) / 4  # blank lines between consecutive non-empty lines
     neighbours[order, -2] = np.concatenate([[1.0], gaps])
     neighbours[order, -1] = np.concatenate([gaps, [1.0]])
+    if layout:
+        extra = _neighbourhood(cells.text, kinds, order, numeric_cols, col_num, col_text)
+        return np.hstack([base, context, neighbours, extra])
     return np.hstack([base, context, neighbours])
 
 
 def _neighbourhood(text: list[list[str]], kinds: np.ndarray, order: np.ndarray, numeric_cols: np.ndarray,
                    col_num: np.ndarray, col_text: np.ndarray) -> np.ndarray:
-    """The last seven CONTEXT_FEATURES of every line (zeros for blank lines); ``order``: the non-empty lines.
+    """The LAYOUT_FEATURES of every line (zeros for blank lines); ``order``: the non-empty lines.
 
     Layouts and kinds are compared in numpy over the lines' cells; texts are compared only on lines without
     a number (the header-like lines), cell by cell.
     """
     n = len(kinds)
-    out = np.zeros((n, 7))
+    out = np.zeros((n, len(LAYOUT_FEATURES)))
     if len(order) == 0:
         return out
     used = kinds[order] != EMPTY

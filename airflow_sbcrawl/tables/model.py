@@ -13,9 +13,11 @@ from typing import NamedTuple
 #: Line classes of the SAUS/Strudel annotation scheme; ``empty`` is never reported as a table line.
 LINE_CLASSES = ("metadata", "header", "group", "data", "derived", "notes", "empty")
 
-#: Status of one observation: a number was read, or the cell held a missing-value marker of some kind, or
-#: a range ("10-14", value its midpoint).
-VALUE_STATUSES = ("ok", "missing", "not_applicable", "confidential", "text", "range")
+#: Status of one observation: a number was read ("ok"); the cell held a missing-value marker of some kind
+#: ("missing", "not_applicable", "confidential"); a marker the file's legend defines as zero ("nil", value
+#: 0); a range ("range": "10-14", value its midpoint); words ("text"); or digits that do not read as one
+#: number ("unreadable": two figures run together, digit groups not in threes), kept as text.
+VALUE_STATUSES = ("ok", "missing", "not_applicable", "confidential", "nil", "range", "text", "unreadable")
 
 
 @dataclass(frozen=True)
@@ -36,12 +38,13 @@ class Observation(NamedTuple):
 
     row: int  # 0-based row index in the sheet
     col: int  # 0-based column index in the sheet
-    row_labels: tuple[str, ...]  # the stub cells of the row, plus the enclosing group labels
+    row_labels: tuple[str, ...]  # group labels, then the row's label cells (codes, names, years...)
     column_path: tuple[str, ...]  # the header cells above the column, top to bottom
     raw: str  # the cell text as read
     value: float | None  # the parsed number, None when not numeric
     status: str  # one of VALUE_STATUSES
     line_class: str = "data"  # "data" or "derived" (totals)
+    unit: str = ""  # as the table names it ("thousands", "EUR", "%"): its column, row or title; "" if none
 
 
 @dataclass
@@ -63,6 +66,9 @@ class DetectedTable:
     # Header rows that describe a column rather than name it (unit, series id, frequency, number of
     # observations): sheet column -> {row label: cell}; not part of any column path
     column_attributes: dict[int, dict[str, str]] = field(default_factory=dict)
+    # Why the observations cannot all be told apart by row labels + column path, or what else was odd in
+    # reading them ("" when nothing): the lake keeps these with the table
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def table_id(self) -> str:

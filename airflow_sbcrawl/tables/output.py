@@ -33,6 +33,7 @@ def _schema():
             ("value", pa.float64()),
             ("status", pa.string()),
             ("line_class", pa.string()),
+            ("unit", pa.string()),
             ("source_url", pa.string()),
             ("sha256", pa.string()),
             ("member", pa.string()),
@@ -63,6 +64,7 @@ def table_to_arrow(table: DetectedTable):
         "value": [o.value for o in obs],
         "status": [o.status for o in obs],
         "line_class": [o.line_class for o in obs],
+        "unit": [o.unit for o in obs],
         "source_url": [p.source_url] * n,
         "sha256": [p.sha256] * n,
         "member": [p.member] * n,
@@ -95,6 +97,7 @@ def index_record(table: DetectedTable, parquet_path: str) -> dict:
         "n_observations": len(table.observations),
         "confidence": table.confidence,
         "column_attributes": {str(j): attrs for j, attrs in table.column_attributes.items()},
+        "warnings": table.warnings,
         "path": parquet_path,
     }
 
@@ -155,6 +158,7 @@ def read_tables(index_path: str | Path, *, with_observations: bool = True) -> li
         observations: list[Observation] = []
         if with_observations:
             data = pq.read_table(base / rec["path"]).to_pydict()
+            units = data.get("unit") or [""] * len(data["row"])  # files written before units were read
             observations = [
                 Observation(
                     row=data["row"][k],
@@ -165,6 +169,7 @@ def read_tables(index_path: str | Path, *, with_observations: bool = True) -> li
                     value=data["value"][k],
                     status=data["status"][k],
                     line_class=data["line_class"][k],
+                    unit=units[k] or "",
                 )
                 for k in range(len(data["row"]))
             ]
@@ -183,6 +188,7 @@ def read_tables(index_path: str | Path, *, with_observations: bool = True) -> li
                 notes=rec["notes"],
                 confidence=rec["confidence"],
                 column_attributes={int(j): a for j, a in rec.get("column_attributes", {}).items()},
+                warnings=list(rec.get("warnings", [])),
             )
         )
     return tables

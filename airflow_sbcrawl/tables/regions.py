@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from .boosted import BoostedTrees
-from .features import EMPTY, FEATURE_NAMES, MARKER, NUMBER
+from .features import EMPTY, FEATURE_NAMES, LAYOUT_FEATURES, MARKER, NUMBER
 
 ROLES = ("metadata", "header", "body", "notes")
 DECISIONS = ("start", "continue", "outside")
@@ -40,8 +40,10 @@ START_EXTRA = [f"{side}_{role}" for side in ("this", "prev", "next") for role in
     "figures_below",  # ... of this line and the 2 below
     "is_first",
 ]
-ROLE_FEATURES = FEATURE_NAMES + [f"line_{c}" for c in LINE_CLASSES]
-START_FEATURES = FEATURE_NAMES + START_EXTRA
+#: The region model's line features: the line model's and how the line sits among its neighbours
+LINE_FEATURES = FEATURE_NAMES + LAYOUT_FEATURES
+ROLE_FEATURES = LINE_FEATURES + [f"line_{c}" for c in LINE_CLASSES]
+START_FEATURES = LINE_FEATURES + START_EXTRA
 
 
 def role_inputs(feats: np.ndarray, line_proba: np.ndarray) -> np.ndarray:
@@ -151,13 +153,17 @@ class RegionModel:
 
 
 _DEFAULT: RegionModel | None = None
+_LOADED = False
 
 
-def default_region_model() -> RegionModel:
-    """The shipped region model, loaded once per process and shared (it is only read)."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = RegionModel.load()
+def default_region_model() -> RegionModel | None:
+    """The shipped region model, loaded once per process and shared (it is only read); None when the
+    package ships none (the detector then frames tables by its rules, ``segment.segments``)."""
+    global _DEFAULT, _LOADED
+    if not _LOADED:
+        _LOADED = True
+        if resources.files(__package__).joinpath(PARAMS_FILE).is_file():
+            _DEFAULT = RegionModel.load()
     return _DEFAULT
 
 

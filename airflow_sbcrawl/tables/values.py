@@ -41,9 +41,31 @@ MISSING_MARKERS: dict[str, str] = {
     "nan": "missing",
     "null": "missing",
     "none": "missing",
+    ".": "missing",  # Destatis: unknown or kept secret
+    "--": "missing",
+    "---": "missing",
+    "#": "confidential",
+    "nd": "missing",  # no data
+    "n.d.": "missing",
+    "n/d": "missing",
+    "k.a.": "missing",  # keine Angabe
+    "k. a.": "missing",
+    "/": "confidential",  # Destatis: not reliable enough to publish
+    "s": "confidential",  # US Census: withheld, does not meet publication standards
+    "f": "confidential",  # Statistics Canada: too unreliable to be published
+    "n.p.": "confidential",
+    "[x]": "missing",  # the bracketed markers of the UK's Government Statistical Service
+    "[c]": "confidential",
+    "[z]": "not_applicable",
+    "[low]": "missing",
+    "[u]": "missing",
+    "[w]": "confidential",
+    "nil": "nil",  # a word meaning zero, not a missing value
 }
 
-_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " "})
+_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " ", "\u3000": " ",
+                         # full-width forms (East Asian tables: "１，６４６") to their ASCII characters
+                         **{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}})
 # A trailing footnote mark: SAUS-style "\1", bracketed "[2]", superscripts, or a flag letter such as
 # Eurostat's "p" (provisional), "e" (estimated), "r" (revised), "b" (break in series).
 _FOOTNOTE_TAIL = re.compile(
@@ -73,12 +95,18 @@ class ParsedValue:
 
 _EMPTY = ParsedValue(None, "missing")
 _TEXT = ParsedValue(None, "text")
+_UNREADABLE = ParsedValue(None, "unreadable")
+_DATE = re.compile(r"^\d{1,2}\.\d{1,2}\.(?:\d{2}|\d{4})$")  # "31.12.1970": a day, not a number
 _DIGIT = re.compile(r"\d")
 
 
 def marker_status(text: str) -> str | None:
     """The status of a missing-value marker, or None when the text is not one."""
     return MISSING_MARKERS.get(text.strip().lower())
+
+
+def _marker(status: str) -> ParsedValue:
+    return ParsedValue(0.0 if status == "nil" else None, status)
 
 
 def _strip_footnotes(text: str) -> str:
@@ -93,38 +121,61 @@ def _strip_footnotes(text: str) -> str:
     return text
 
 
+_DIGIT_RUNS = re.compile(r"\d+|[^\d]+")
+
+
 def _to_float(body: str, decimal: str | None) -> float | None:
-    body = body.replace(" ", "").replace("'", "")
-    if not body:
-        return None
-    has_comma, has_dot = "," in body, "." in body
-    if has_comma and has_dot:
-        # The separator that comes last is the decimal one: "1,234.5" and "1.234,5".
-        comma_last = body.rfind(",") > body.rfind(".")
-        body = body.replace(".", "").replace(",", ".") if comma_last else body.replace(",", "")
-    elif has_comma:
-        if decimal == "," or (decimal is None and not _GROUPED_COMMA.match(body.lstrip("+-"))):
-            if body.count(",") > 1:
-                return None
-            body = body.replace(",", ".")
-        else:
-            body = body.replace(",", "")
-    elif has_dot and body.count(".") > 1:
-        if not _GROUPED_DOT.match(body.lstrip("+-")):
+    """The number written in ``body`` (digits and separators, no sign), or None when its separators do not
+    read as one number: digit groups after the first must be of three ("9 931 690 10 115 966" is two
+    figures run together, "97,98" in a table of decimal points two footnote references), one decimal
+    separator at most, and it must be the table's (``decimal``) when that is known."""
+    if "e" in body or "E" in body:  # "1.5e-05", as spreadsheets store small numbers
+        try:
+            return float(body)
+        except ValueError:
             return None
-        body = body.replace(".", "")
-    elif has_dot and decimal == "," and _GROUPED_DOT.match(body.lstrip("+-")):
-        body = body.replace(".", "")
-    try:
-        return float(body)
-    except ValueError:
+    parts = _DIGIT_RUNS.findall(body)
+    if not parts:
         return None
+    if parts[0][0].isdigit() is False:  # ".5", ",5"
+        if len(parts) != 2 or parts[0] not in ".," or (decimal and parts[0] != decimal):
+            return None
+        return float("0." + parts[1])
+    digits, seps = parts[0::2], parts[1::2]
+    if len(digits) != len(seps) + 1 or any(len(sep) != 1 for sep in seps):
+        return None  # "212, 213": a list, not a number
+    if not seps:
+        return float(digits[0])
+    point = None
+    last = seps[-1]
+    if last in ".," and (len(seps) == 1 or seps[-2] != last):
+        # The last separator is a decimal point when it differs from the others, or when it is the only
+        # one and cannot be a group ("3,25", "1.5") or the table says it is the decimal
+        alone = len(seps) == 1
+        if not alone or decimal == last or (decimal is None and len(digits[-1]) != 3) or (
+            decimal is None and last == "." and len(digits[-1]) == 3
+        ):
+            point = last
+        if alone and decimal is not None and decimal != last and len(digits[-1]) != 3:
+            return None  # "97,98" where the decimal is a point: not one number
+    whole_digits, whole_seps = (digits[:-1], seps[:-1]) if point else (digits, seps)
+    if whole_seps:
+        group = whole_seps[0]
+        if any(sep != group for sep in whole_seps) or group == point or group not in " ',.":
+            return None
+        indian = group == "," and len(whole_digits) > 2 and len(whole_digits[-1]) == 3 and all(
+            len(d) == 2 for d in whole_digits[1:-1]) and len(whole_digits[0]) <= 2  # lakh: "1,23,45,678"
+        if not indian and (len(whole_digits[0]) > 3 or any(len(d) != 3 for d in whole_digits[1:])):
+            return None
+    number = "".join(whole_digits)
+    return float(f"{number}.{digits[-1]}" if point else number)
 
 
 def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
     """Parse one cell. ``decimal`` is the sheet's decimal separator when known ("," or "."), else guessed.
 
-    Returns status "ok" with a float, a marker status with None, or "text" when the cell is a word.
+    Returns status "ok" with a float, a marker status with None (value 0 for "nil"), "text" when the cell
+    is a word, or "unreadable" when it is digits and separators that do not read as one number.
     """
     raw = text.strip() if text.isascii() else text.translate(_SPACES).strip()
     if not raw:
@@ -136,7 +187,7 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
         return ParsedValue(float(raw.replace(",", "")), "ok")
     status = marker_status(raw)
     if status is not None:
-        return ParsedValue(None, status)
+        return _marker(status)
     if _DIGIT.search(raw) is None:  # a label: every number has a digit
         return _TEXT
     if "±" in raw or "+/-" in raw:
@@ -148,18 +199,20 @@ def parse_value(text: str, decimal: str | None = None) -> ParsedValue:
     body = _strip_footnotes(raw)
     status = marker_status(body)
     if status is not None:
-        return ParsedValue(None, status)
+        return _marker(status)
     negative = False
     if body.startswith("(") and body.endswith(")"):
         negative, body = True, body[1:-1].strip()
     body = body.replace("−", "-").replace("–", "-")
     if body and (body[0] in _UNIT_FIRST or body[-1] in _UNIT_LAST):
         body = _UNITS.sub("", body).strip()
-    if not body or not _NUMBER.match(body):
+    if not body or not _NUMBER.match(body) or _DATE.match(body):
         return ParsedValue(None, "text")
-    value = _to_float(body, decimal)
+    sign = body[0] in "+-"
+    value = _to_float(body[1:] if sign else body, decimal)
     if value is None:
-        return ParsedValue(None, "text")
+        return _UNREADABLE  # digits and separators that are not one number: never a guess
+    negative ^= body[0] == "-"
     return ParsedValue(-value if negative else value, "ok")
 
 

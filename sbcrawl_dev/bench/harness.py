@@ -63,6 +63,18 @@ def _sbcrawl() -> str:
     return str(exe) if exe.exists() else f"{shlex.quote(sys.executable)} -m airflow_sbcrawl.cli"
 
 
+def crawl_command(policy: str, extra_args: str = "") -> str:
+    """The ``sbcrawl crawl`` command line a harness runs, with its placeholders; 'default' = no --policy."""
+    policy_arg = f" --policy {shlex.quote(policy)}" if policy != "default" else ""
+    return (f"{_sbcrawl()} crawl {{start_url}} --out {{outdir}} --max-requests {{budget}} --delay 0 --quiet"
+            f" --no-report{policy_arg} {extra_args}").strip()
+
+
+def default_eval_dir() -> Path:
+    """The shared evaluation harness beside the repository (``../shared/eval``)."""
+    return _REPO.parent / "shared" / "eval"
+
+
 def run_one(eval_dir: Path, profile: str, seed: int, policy: str, scale: float, budget_factor: float,
             workdir: Path, extra_args: str = "", timeout: float = 1800, keep: Path | None = None) -> HarnessRun:
     sitegen, oracle_tree = _eval_modules(eval_dir)
@@ -72,9 +84,7 @@ def run_one(eval_dir: Path, profile: str, seed: int, policy: str, scale: float, 
     name = f"{profile}-s{seed}-{policy}"
     outdir = workdir / name
     result_json = workdir / f"{name}.json"
-    policy_arg = f" --policy {shlex.quote(policy)}" if policy != "default" else ""
-    cmd = (f"{_sbcrawl()} crawl {{start_url}} --out {{outdir}} --max-requests {{budget}} --delay 0 --quiet"
-           f" --no-report{policy_arg} {extra_args}").strip()
+    cmd = crawl_command(policy, extra_args)
     subprocess.run(
         [sys.executable, "-m", "sbcrawl_dev.bench.evaluate_launcher", str(eval_dir),
          "--profile", profile, "--seed", str(seed), "--scale", str(scale), "--cmd", cmd,
@@ -171,7 +181,7 @@ def summarise(runs: list[HarnessRun], policies: Sequence[str], budget_factor: fl
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sbcrawl_dev bench harness", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--eval-dir", type=Path, default=_REPO.parent / "shared" / "eval")
+    ap.add_argument("--eval-dir", type=Path, default=default_eval_dir())
     ap.add_argument("--profiles", default="dev",
                     help="comma-separated profile names; 'dev' = the harness's development profiles, "
                          "'held-out' = ours in bench/heldout.py")

@@ -43,9 +43,9 @@ import urllib3
 
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink
 from airflow_sbcrawl.crawler.classify import HTML, TARGET
-from airflow_sbcrawl.crawler.engine import _Work
 from airflow_sbcrawl.crawler.fetch import Response
 from airflow_sbcrawl.crawler.policies import DEFAULT_POLICY
+from airflow_sbcrawl.crawler.work import PageWork
 
 _TRAINING_LABELS = 60  # per class, at most
 
@@ -244,10 +244,10 @@ def floor_pass(site: SavedSite, http: urllib3.PoolManager) -> PassTimes:
 def _process_page(crawler: Crawler, page_id: int, resp: Response) -> None:
     """The engine's reading of a page: its links extracted, labelled and handed to the policy; the
     targets it predicts are queued, not fetched (requests of their own), and dropped here."""
-    work = _Work(page_id, resp, 0, None, None)
-    crawler._read_links(work)
+    work = PageWork(page_id, resp, 0, None, None)
+    crawler.reader.read_links(work)
     crawler.policy.add(work.links)
-    crawler._queue.clear()
+    crawler.downloader.unsent()
 
 
 def _fresh_crawler(site: SavedSite, out: Path, policy: str) -> Crawler:

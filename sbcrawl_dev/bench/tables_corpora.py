@@ -16,9 +16,10 @@ One sheet per JSON line::
      "lines": ["metadata", "header", "data", ..., "empty"] | null}
 
 ``group`` puts together the sheets that are not independent of each other (FUSTE's template, SAUS's and
-the real files' file): cross-validation folds never part them. ``range`` is the table proper, its header block and body (0-based, inclusive); titles, units, sources and
-notes lie outside it. ``header`` is the rows of its header block (null: no header). ``lines`` is a class
-per row where the source annotates one (SAUS, FUSTE), in ``model.LINE_CLASSES``.
+the real files' file): cross-validation folds never part them. ``range`` is the table proper, its header
+block and body (0-based, inclusive); titles, units, sources and notes lie outside it. ``header`` is the
+rows of its header block (null: no header). ``lines`` is a class per row where the source annotates one
+(SAUS, FUSTE), in ``model.LINE_CLASSES``.
 
 Corpora:
 

@@ -3,6 +3,7 @@
     python -m sbcrawl_dev bench tables [--data FILE] [--cv K] [--train OUT.json] [--multi N] [--large]
     python -m sbcrawl_dev bench tables --real [DIR]      (annotated real statistics files, tables_real.py)
     python -m sbcrawl_dev bench tables --regions [--corpora saus,fuste,real] [--loco]   (tables_regions.py)
+    python -m sbcrawl_dev bench tables --regions --train-regions   (refit the shipped region_model.json)
 
 Prints per-class precision/recall/F1, macro-F1 over the six non-empty classes, table recall and precision
 at IoU >= 0.5 (every annotated sheet is one table), and the CPU time of detection (features + classification
@@ -307,9 +308,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpora", default="", help="--regions: comma-separated corpora (default: all cached)")
     parser.add_argument("--loco", action="store_true",
                         help="--regions: also leave-one-corpus-out (train on the others, score the held-out one)")
+    parser.add_argument("--train-regions", action="store_true",
+                        help="--regions: refit the region models on every cached corpus and write region_model.json")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
     args = parser.parse_args(argv)
     out = sys.stdout
+    if args.regions and args.train_regions:
+        from sbcrawl_dev.bench.tables_regions import train_shipped
+
+        print(f"wrote {train_shipped()}", file=out)
+        return 0
     if args.regions:
         from sbcrawl_dev.bench.tables_regions import main as regions_main
 

@@ -2,9 +2,10 @@
 
     python -m sbcrawl_dev bench tables --hostile [DIR]
 
-Writes the files of issue 9 (items 10-11) into DIR (a temporary folder by default) and reads each one
-in a child process, so that a file that would abort the process or exhaust memory shows as a failed
-row rather than ending the benchmark; the child's peak RSS is its own.
+Writes the files of issue 9 (items 10-11) and issue 21 (item 1: spreadsheets of a few hundred bytes that
+hide a huge range) into DIR (a temporary folder by default) and reads each one in a child process, so
+that a file that would abort the process or exhaust memory shows as a failed row rather than ending the
+benchmark; the child's peak RSS is its own.
 """
 
 from __future__ import annotations
@@ -70,10 +71,104 @@ def _write_xlsx(path: Path, rows: int, cols: int, corners: bool = False) -> None
             out.write(b"</sheetData></worksheet>")
 
 
-def write_files(folder: Path) -> list[Path]:
-    """The hostile files of issue 9, items 10-11."""
+def _write_xlsx_sheet(path: Path, sheet_data: bytes) -> None:
+    head = b'<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, body in _xlsx_parts(head + b"<sheetData>" + sheet_data + b"</sheetData></worksheet>").items():
+            zf.writestr(name, body)
+
+
+_A1 = b'<row r="1"><c r="A1" t="inlineStr"><is><t>x</t></is></c></row>'
+
+#: Issue 21, item 1: the far cell XFD1048576 written so that a scan for ``r="..."`` text misses it
+HIDDEN_RANGE_XLSX: dict[str, bytes] = {
+    "xlsx-single-quotes.xlsx": b"<row r='1'><c r='A1' t='inlineStr'><is><t>x</t></is></c></row>"
+    b"<row r='1048576'><c r='XFD1048576' t='inlineStr'><is><t>y</t></is></c></row>",
+    "xlsx-newline-before-r.xlsx": _A1
+    + b'<row r="1048576"><c\nr="XFD1048576" t="inlineStr"><is><t>y</t></is></c></row>',
+    "xlsx-tab-and-order.xlsx": _A1 + b'<row r="1048576"><c t="inlineStr"\tr="XFD1048576"><is><t>y</t></is></c></row>',
+    # cells placed by their order: the last row holds 16,384 of them, so its last one is XFD1048576
+    "xlsx-positional-cells.xlsx": _A1 + b'<row r="1048576">' + b"<c><v>1</v></c>" * 16384 + b"</row>",
+}
+
+
+def _ods(path: Path, rows: bytes) -> None:
+    """A minimal OpenDocument spreadsheet, one table named Data, the mimetype stored first."""
+    mime = b"application/vnd.oasis.opendocument.spreadsheet"
+    content = (
+        b'<?xml version="1.0" encoding="UTF-8"?><office:document-content '
+        b'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        b'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+        b'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"><office:body>'
+        b'<office:spreadsheet><table:table table:name="Data">' + rows
+        + b"</table:table></office:spreadsheet></office:body></office:document-content>"
+    )
+    manifest = (
+        b'<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
+        b'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+        b'<manifest:file-entry manifest:full-path="/" manifest:media-type="' + mime + b'"/>'
+        b'<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>'
+    )
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), mime)  # stored, as the format wants
+        zf.writestr("META-INF/manifest.xml", manifest)
+        zf.writestr("content.xml", content)
+
+
+def _ods_repeated(rows: int, cols: int) -> bytes:
+    """One row of ``cols`` copies of a number, the row ``rows`` times: a few bytes, rows x cols cells."""
+    return (f'<table:table-row table:number-rows-repeated="{rows}"><table:table-cell '
+            f'table:number-columns-repeated="{cols}" office:value-type="float" office:value="1">'
+            "<text:p>1</text:p></table:table-cell></table:table-row>").encode()
+
+
+#: Issue 21, item 1: ODS rows and cells repeated (calamine materialises every copy: 3.2 GB and 800 MB)
+HIDDEN_RANGE_ODS: dict[str, bytes] = {
+    "ods-repeated-100M-cells.ods": _ods_repeated(9_999, 10_000),
+    "ods-repeated-25M-cells.ods": _ods_repeated(5_000, 5_000),
+}
+
+
+def write_hidden_ranges(folder: Path) -> list[Path]:
+    """The six files of issue 21, item 1: four XLSX and two ODS of under 2 KB each."""
     folder.mkdir(parents=True, exist_ok=True)
     files = []
+    for name, sheet_data in HIDDEN_RANGE_XLSX.items():
+        _write_xlsx_sheet(folder / name, sheet_data)
+        files.append(folder / name)
+    for name, rows in HIDDEN_RANGE_ODS.items():
+        _ods(folder / name, rows)
+        files.append(folder / name)
+    return files
+
+
+_UN_SOURCE = '"United Nations Population Division, New York, World Population Prospects: The 2022 Revision."'
+_UN_SERIES = ("Population mid-year estimates (millions)", "Population mid-year estimates for males (millions)",
+              "Sex ratio (males per 100 females)", "Population density")
+
+
+def un_long_format(n_areas: int) -> bytes:
+    """A UN Statistical Yearbook table in long form, as data.un.org publishes it: a title line, then code,
+    area, year, series, value, footnotes and source on every line (16 lines per area)."""
+    lines = ['T02,"Population, density and surface area",,,,,',
+             "Region/Country/Area,,Year,Series,Value,Footnotes,Source"]
+    for a in range(n_areas):
+        for year in ("2010", "2015", "2020", "2022"):
+            for k, name in enumerate(_UN_SERIES):
+                value = f'"{1000 + a * 7 + k:,}.{a % 10}{k}"' if k < 2 else f"{95 + a % 9}.{k}"
+                note = "Projected estimate (medium fertility variant)." if year == "2022" else ""
+                lines.append(f'{4 + a},"Area {a}, part of region",{year},{name},{value},{note},{_UN_SOURCE}')
+    return ("\n".join(lines) + "\n").encode()
+
+
+def write_files(folder: Path) -> list[Path]:
+    """The hostile files of issue 9, items 10-11, and of issue 21, item 1; and a 2.4 MB long-format CSV
+    (issue 20: one such UN file took 3.9 GB and gave header paths of 12,197 entries)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = write_hidden_ranges(folder)
+    long_format = folder / "un-long-format-2.4MB.csv"
+    long_format.write_bytes(un_long_format(800))
+    files.append(long_format)
     corners = folder / "corners-A1-XFD1048576.xlsx"
     _write_xlsx(corners, 0, 0, corners=True)
     files.append(corners)

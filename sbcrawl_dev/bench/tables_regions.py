@@ -46,11 +46,12 @@ def table_found(table: DetectedTable) -> Found:
     return region, ((header[0], header[-1]) if header else None)
 
 
-def detector(classifier: LineClassifier | None = None) -> Detector:
-    """The project's detector: the tables that hold observations (what ``detect_file`` keeps)."""
+def detector(classifier: LineClassifier | None = None, regions=None) -> Detector:
+    """The project's detector: the tables that hold observations (what ``detect_file`` keeps); ``regions``
+    as ``classify_and_detect`` takes it (a ``RegionModel``, "rules", or None for the shipped one)."""
 
     def run(rows: list[list[str]]) -> list[Found]:
-        _, tables = classify_and_detect(rows, _PROV, classifier=classifier)
+        _, tables = classify_and_detect(rows, _PROV, classifier=classifier, regions=regions)
         return [table_found(t) for t in tables if t.observations]
 
     return run
@@ -171,7 +172,8 @@ HEADER_LINE = (f"{'':<22} | {'IoU>=0.5  P     R     F1':<17} | {'IoU>=0.75 P    
 
 def main(corpora: Sequence[str] = (), loco: bool = False, out=None, repeats: int = 3) -> dict:
     """Print and return the region figures of every cached corpus (or of ``corpora``): the used-range
-    baseline and the shipped detector; with ``loco``, the detector trained without the corpus scored.
+    baseline, the detector framing tables by its rules (``regions="rules"``) and the shipped one; with
+    ``loco``, the learned models fitted without the corpus (``tables_train.loco_fit``), scored on it.
 
     Returns {} when no corpus is cached (the message says how to fetch them).
     """
@@ -186,20 +188,48 @@ def main(corpora: Sequence[str] = (), loco: bool = False, out=None, repeats: int
               "'python -m sbcrawl_dev bench tables-corpora fetch' first", file=out)
         return {}
     loaded = {name: tables_corpora.load_corpus(name) for name in names}
+    held_models = loco_models(loaded) if loco else {}
     print(HEADER_LINE, file=out)
     result: dict = {}
     for name, sheets in loaded.items():
         rows = {"used_range": score(sheets, used_range).scores(),
+                "rules": score(sheets, detector(regions="rules"), repeats=repeats).scores(),
                 "shipped": score(sheets, detector(), repeats=repeats).scores()}
-        if loco:
-            rows["loco"] = score(sheets, detector(loco_model(loaded, name))).scores()
+        if name in held_models:
+            rows["loco"] = score(sheets, detector(*held_models[name]), repeats=repeats).scores()
         for label, s in rows.items():
             print(format_row(f"{name} {label}", s), file=out)
         result[name] = rows
     return result
 
 
-def loco_model(corpora: dict[str, list[dict]], held_out: str) -> LineClassifier:
-    """The line model trained on every corpus but ``held_out`` (sheets with line annotations only)."""
-    train = [s for name, sheets in corpora.items() if name != held_out for s in sheets if s.get("lines")]
-    return LineClassifier().fit([s["rows"] for s in train], [s["lines"] for s in train])
+#: The corpora the shipped line model learnt from (``line_model.json``)
+SHIPPED_LINE_CORPORA = ("saus",)
+
+
+def loco_models(corpora: dict[str, list[dict]]) -> dict[str, tuple]:
+    """Per corpus, the (line model, region model) fitted on every other cached corpus (all of them are
+    loaded for this, whichever are scored)."""
+    from airflow_sbcrawl.tables.classifier import default_classifier
+    from sbcrawl_dev.bench import tables_corpora, tables_train
+
+    everything = {name: tables_corpora.load_corpus(name) for name in tables_corpora.available()}
+    data = tables_train.prepare(everything)
+    return {name: tables_train.loco_fit(data, name, default_classifier(), SHIPPED_LINE_CORPORA)
+            for name in corpora}
+
+
+def train_shipped(path=None) -> str:
+    """Fit the region models on every cached corpus over the shipped line model's predictions, and write
+    them as JSON (``regions.PARAMS_FILE`` in the package unless ``path``); returns the path written."""
+    from pathlib import Path
+
+    from airflow_sbcrawl.tables import regions
+    from airflow_sbcrawl.tables.classifier import default_classifier
+    from sbcrawl_dev.bench import tables_corpora, tables_train
+
+    everything = {name: tables_corpora.load_corpus(name) for name in tables_corpora.available()}
+    fitted = tables_train.fit_models(tables_train.prepare(everything), line=default_classifier())
+    target = Path(path) if path else Path(regions.__file__).with_name(regions.PARAMS_FILE)
+    fitted.regions.save(target)
+    return str(target)

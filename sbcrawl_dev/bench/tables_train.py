@@ -20,6 +20,7 @@ import numpy as np
 
 from airflow_sbcrawl.tables.classifier import LineClassifier
 from airflow_sbcrawl.tables.features import FEATURE_NAMES, sheet_features
+from airflow_sbcrawl.tables.regions import LINE_FEATURES
 
 MAX_LINES = 150
 
@@ -75,12 +76,13 @@ class SheetData:
 
 
 def prepare(corpora: dict[str, list[dict]]) -> list[SheetData]:
+    """Every sheet's features (with the layout features) and line classes."""
     out = []
     for name, sheets in corpora.items():
         for s in sheets:
             rows = s["rows"]
-            out.append(SheetData(name, s, sheet_features(rows) if rows else np.zeros((0, len(FEATURE_NAMES))),
-                                 line_labels(s)))
+            feats = sheet_features(rows, layout=True) if rows else np.zeros((0, len(LINE_FEATURES)))
+            out.append(SheetData(name, s, feats, line_labels(s)))
     return out
 
 
@@ -91,7 +93,7 @@ def fit_lines(data: Sequence[SheetData], max_lines: int = MAX_LINES, C: float = 
         keep = d.lines
         if not len(keep):
             continue
-        xs.append(d.feats[keep])
+        xs.append(d.feats[keep][:, : len(FEATURE_NAMES)])
         ys.extend(d.labels[i] for i in keep)
         ws.append(np.full(len(keep), min(1.0, max_lines / len(keep))))
     return LineClassifier(C=C).fit_features(np.vstack(xs), ys, np.concatenate(ws))
@@ -141,6 +143,7 @@ def _sample(d: SheetData, max_lines: int, rng: np.random.Generator) -> np.ndarra
 
 
 def _hgb(max_iter: int, depth: int):
+    """The gradient-boosted trees both region models are: small, so that evaluating them stays cheap."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     return HistGradientBoostingClassifier(max_iter=max_iter, max_depth=depth, learning_rate=0.15,
@@ -157,27 +160,32 @@ class Fitted:
 
 def fit_models(data: Sequence[SheetData], folds: int = 3, max_lines: int = MAX_LINES, seed: int = 0,
                line_corpora: Sequence[str] | None = None, role_iter: int = 80, start_iter: int = 80,
-               depth: int = 4) -> Fitted:
+               depth: int = 4, line: LineClassifier | None = None) -> Fitted:
     """The line model, then the role and start models stacked on out-of-fold predictions of the stage
     before, all fitted on ``data``.
 
-    ``line_corpora``: the corpora the line model learns from (default: all of ``data``).
+    ``line_corpora``: the corpora the line model learns from (default: all of ``data``). ``line``: a line
+    model fitted beforehand (the shipped one), whose predictions the region models learn from as they are.
     """
     from airflow_sbcrawl.tables.boosted import BoostedTrees
     from airflow_sbcrawl.tables.regions import RegionModel
 
     rng = np.random.default_rng(seed)
-    line_data = [d for d in data if line_corpora is None or d.corpus in line_corpora]
-    line = fit_lines(line_data, max_lines)
     fold_idx = group_folds(data, folds, seed)
-    # out-of-fold line probabilities, then out-of-fold role probabilities
+    # out-of-fold line probabilities (unless the line model is given), then out-of-fold role probabilities
     line_proba = [None] * len(data)
-    for f in range(folds):
-        held = set(fold_idx[f].tolist())
-        model = fit_lines([d for n, d in enumerate(data)
-                           if n not in held and (line_corpora is None or d.corpus in line_corpora)], max_lines)
-        for n in fold_idx[f]:
-            line_proba[n] = model.classify_features(data[n].feats)[1]
+    width = len(FEATURE_NAMES)
+    if line is not None:
+        for n, d in enumerate(data):
+            line_proba[n] = line.classify_features(d.feats[:, :width])[1]
+    else:
+        line = fit_lines([d for d in data if line_corpora is None or d.corpus in line_corpora], max_lines)
+        for f in range(folds):
+            held = set(fold_idx[f].tolist())
+            model = fit_lines([d for n, d in enumerate(data)
+                               if n not in held and (line_corpora is None or d.corpus in line_corpora)], max_lines)
+            for n in fold_idx[f]:
+                line_proba[n] = model.classify_features(data[n].feats[:, :width])[1]
     samples = [_sample(d, max_lines, rng) for d in data]
 
     def role_fit(which):
@@ -199,7 +207,8 @@ def fit_models(data: Sequence[SheetData], folds: int = 3, max_lines: int = MAX_L
         if not len(at_lines):
             continue
         truth = truth_decisions(d.sheet)
-        keep = at_lines if len(at_lines) <= 4 * max_lines else np.sort(rng.choice(at_lines, 4 * max_lines, replace=False))
+        cap = 4 * max_lines
+        keep = at_lines if len(at_lines) <= cap else np.sort(rng.choice(at_lines, cap, replace=False))
         pick = np.isin(at_lines, keep)
         xs.append(x[pick])
         ys.extend(truth[i] for i in at_lines[pick])
@@ -239,3 +248,24 @@ def _start_rows(d: SheetData, role_proba: np.ndarray) -> tuple[np.ndarray, np.nd
     if not len(at):
         return np.zeros((0, 0)), np.zeros(0, dtype=np.intp)
     return start_inputs(d.feats, rp, order, k != EMPTY, figures, at), order[at]
+
+
+# -- leave-one-corpus-out ---------------------------------------------------------------------------------
+
+
+def loco_split(data: Sequence[SheetData], held_out: str) -> list[SheetData]:
+    """The sheets a model scored on ``held_out`` may learn from: those of every other corpus."""
+    return [d for d in data if d.corpus != held_out]
+
+
+def loco_fit(data: Sequence[SheetData], held_out: str, shipped_line: LineClassifier, shipped_from: Sequence[str],
+             **kw) -> tuple[LineClassifier, object]:
+    """The line model and region model scored on ``held_out``, fitted without any of its sheets.
+
+    The shipped line model is kept when it learnt from no sheet of ``held_out`` (``shipped_from``: the
+    corpora it learnt from), else a line model is fitted on the other corpora; the region models learn
+    from that line model's predictions, as the shipped ones do from the shipped line model's.
+    """
+    train = loco_split(data, held_out)
+    line = shipped_line if held_out not in shipped_from else fit_lines(train)
+    return line, fit_models(train, line=line, **kw).regions

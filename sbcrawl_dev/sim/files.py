@@ -17,6 +17,7 @@ from xml.sax.saxutils import escape
 
 from airflow_sbcrawl.tables.model import column_letter
 from sbcrawl_dev.sim import seeded
+from sbcrawl_dev.sim.xls import biff8_workbook, compound_file
 
 # Served MIME type of each format (the octet-stream variant is decided per resource, not per format).
 MIME = {
@@ -280,15 +281,9 @@ def ods_bytes(table: Table) -> bytes:
 
 
 def xls_bytes(table: Table) -> bytes:
-    """Plausible legacy-Excel bytes: the OLE2 signature and header, then the table as tab-separated text.
-
-    Not a readable BIFF workbook (writing one by hand is out of scope); what matters for crawling is the
-    signature a MIME sniffer sees and the octet-stream / vnd.ms-excel labelling.
-    """
-    header = bytes.fromhex("D0CF11E0A1B11AE1") + bytes(16) + b"\x3e\x00\x03\x00\xfe\xff\x09\x00"
-    header = header.ljust(512, b"\xff")
-    text = "\n".join("\t".join(row) for row in table.lines()).encode("utf-16-le")
-    return header + text
+    """A legacy Excel workbook (BIFF8 in an OLE2 compound file): the table's lines, numbers as numbers
+    below the header (header years stay text, as in published sheets)."""
+    return compound_file(biff8_workbook(table.code[:31], table.lines(), lambda i, cell: i > 1 and cell.isdigit()))
 
 
 def _pdf_text(s: str) -> str:

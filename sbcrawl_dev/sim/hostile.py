@@ -27,8 +27,8 @@ import zlib
 from collections.abc import Iterator
 
 from sbcrawl_dev.sim import files, seeded
-from sbcrawl_dev.sim.layout import SiteLayout
 from sbcrawl_dev.sim.render import Html
+from sbcrawl_dev.sim.structure import SiteLayout
 from sbcrawl_dev.sim.web import Response, Route, html_response, redirect
 
 # Sizes of what every hostile site serves; the knobs a site carries (bomb_bytes, busy_count, drip_interval,

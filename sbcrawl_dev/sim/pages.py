@@ -12,8 +12,8 @@ from collections.abc import Callable
 from urllib.parse import parse_qsl
 
 from sbcrawl_dev.sim import epochs, hostile, seeded
-from sbcrawl_dev.sim.layout import SiteLayout
 from sbcrawl_dev.sim.render import Html, paragraph, sentence
+from sbcrawl_dev.sim.structure import SiteLayout
 from sbcrawl_dev.sim.web import DATA, PARTNERS, PUB, STATIC_PAGES, WWW, Route
 
 _HEADLINE_WORDS_TEXT = (

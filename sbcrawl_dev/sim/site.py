@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
 from sbcrawl_dev.sim import epochs, files, hostile, pages, seeded
-from sbcrawl_dev.sim.layout import MEDIA_BLOG_IMAGE, MEDIA_IMAGE, MEDIA_RESOURCE, MEDIA_VIDEO, SiteLayout
 from sbcrawl_dev.sim.profiles import Profile, get_profile
 from sbcrawl_dev.sim.render import Html
+from sbcrawl_dev.sim.structure import MEDIA_BLOG_IMAGE, MEDIA_IMAGE, MEDIA_RESOURCE, MEDIA_VIDEO, SiteLayout
 from sbcrawl_dev.sim.web import (
     COUNTED_KINDS,
     DATA,

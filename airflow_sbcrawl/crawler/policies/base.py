@@ -1,8 +1,10 @@
 """The policy interface the engine drives, and the new-link record it hands to policies.
 
-Like Scrapy's scheduler: ``add`` the new links of a page, ``next`` gives the link to crawl, ``feedback``
-tells the policy what that page was worth, ``len`` is the frontier size, and ``state``/``arrays`` plus
-``restore`` carry it through checkpoints. Links are int ids into the engine's LinkTable."""
+A policy is a frontier that learns: ``add`` the new links of a page, ``next`` gives the link to crawl,
+``feedback`` tells the policy what that page was worth, ``len`` is the frontier size, and
+``state``/``arrays`` plus ``restore`` carry it through checkpoints. Links are int ids into the crawl's
+``LinkTable``. A policy declares what it needs of the engine with class attributes (``classifies_links``,
+``sequential``, ``extension_prior``, ``labels_by_truth``); the engine never asks for a policy by name."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ import numpy as np
 
 @dataclass(slots=True)
 class NewLink:
+    """A link met for the first time, as the policy gets it: its id, URL, the tag path of the ``<a>``
+    element, its anchor text and its depth (clicks from the start page)."""
+
     id: int
     url: str
     tag_path: str
@@ -23,6 +28,8 @@ class NewLink:
 
 
 class Policy:
+    """The order in which a crawl visits the pages it found, learned as it goes (Algorithms 3 and 4)."""
+
     name = "policy"
     #: True when the engine should label new links (HEAD, classifier or oracle) and fetch targets at once.
     classifies_links = False
@@ -30,15 +37,26 @@ class Policy:
     #: hands out the next link only after the last one's feedback, whatever the fetch concurrency. Policies
     #: that key what they wait for by link id can have several pages out at once.
     sequential = True
+    #: For a policy that classifies links: True when the URL classifier calls a URL with a dataset file
+    #: extension a target whatever its model says; False when it learns from the crawl's labels alone.
+    extension_prior = True
+    #: For a policy that classifies links: True when the site's truth (``is_target``, known only for
+    #: simulated sites) labels them instead of the URL classifier.
+    labels_by_truth = False
 
     def add(self, links: Sequence[NewLink]) -> None:
+        """New links of a page, into the frontier (each link is added once, ever)."""
         raise NotImplementedError
 
     def next(self) -> int | None:
+        """Take the link to crawl next out of the frontier; None when the frontier is empty."""
         raise NotImplementedError
 
     def feedback(self, link_id: int, reward: float) -> None:
-        pass
+        """What the page of a link handed out by ``next`` was worth: the new targets its work retrieved
+        (its known datasets checked, its predicted targets fetched). Every link handed out gets one
+        feedback, after its page's links were ``add``-ed; a policy with ``sequential`` False may have
+        several pages out at once, and gets their feedback in any order."""
 
     def credit_late(self, page_id: int, reward: float) -> None:
         """A link of page ``page_id`` (handed out by ``next`` and fed back earlier) turned out to be a target
@@ -66,15 +84,20 @@ class Policy:
         return 0.0
 
     def __len__(self) -> int:
+        """Links waiting in the frontier."""
         raise NotImplementedError
 
     def state(self) -> dict:
+        """What the policy learned and holds, as JSON-ready values (its big tables go in ``arrays``)."""
         return {}
 
     def arrays(self) -> dict[str, np.ndarray]:
+        """The numeric part of the policy's state (saved without pickling)."""
         return {}
 
     def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        """Take back a ``state()`` and ``arrays()`` saved by a policy made with the same settings: from a
+        checkpoint (the frontier included), or from a site memory's ``model_arrays`` (its frontier empty)."""
         raise NotImplementedError
 
     #: Arrays of ``arrays()`` that hold the frontier (link ids of this run's link table), each emptied
@@ -84,6 +107,8 @@ class Policy:
 
     @property
     def warm_startable(self) -> bool:
+        """Whether what it learned can go into the site memory for the next run: only a policy that names
+        its ``frontier_arrays`` can be saved without this run's frontier."""
         return bool(self.frontier_arrays)
 
     def model_arrays(self) -> dict[str, np.ndarray]:

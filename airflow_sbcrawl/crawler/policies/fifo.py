@@ -41,6 +41,8 @@ class FifoPolicy(Policy):
 
 
 class RandomPolicy(Policy):
+    """The next link drawn uniformly from the frontier (the paper's RANDOM baseline)."""
+
     sequential = False
     name = "random"
 

@@ -1,36 +1,48 @@
 """Every crawl policy by name, in one place that the CLI, the benchmarks, the operator and the config read.
 
 Policy classes are imported when a policy is made, not here, so that the config can validate names without
-importing numpy-heavy modules (and without an import cycle: the policies import the config)."""
+importing numpy-heavy modules, and without importing the config (the policies do)."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from airflow_sbcrawl.crawler.config import CrawlConfig
     from airflow_sbcrawl.crawler.policies.base import Policy
+
+
+class PolicySettings(Protocol):
+    """What ``make_policy`` reads of a crawl's settings (a ``CrawlConfig``): the policy's name; the factory
+    it names reads the rest."""
+
+    policy: str
 
 
 @dataclass(frozen=True)
 class PolicySpec:
+    """A policy as the registry knows it, before its module is imported."""
+
     name: str
     factory: str  # "module:function" building the policy from (config, rng, is_target)
     description: str
     production: bool  # offered to users (CLI, UI); the others are baselines for the benchmark
     needs_truth: bool = False  # learns from the site's ground truth: simulated sites only
+    # The early-stopping rule when the config names none. "drought" counts the pages the policy found
+    # promising as progress: only a policy that can say so (``Policy.promising``) may use it, or a walk down
+    # a listing chain would look like a drought.
+    stop_rule: str = "paper"
 
 
 DEFAULT_POLICY = "sb-classifier"
 
 _SPECS = (
     PolicySpec("sb-classifier", "airflow_sbcrawl.crawler.policies.sb:make_credited",
-               "SB-CLASSIFIER: learns which links lead to data files (recommended)", True),
+               "SB-CLASSIFIER: learns which links lead to data files (recommended)", True, stop_rule="drought"),
     PolicySpec("sb-classifier-paper", "airflow_sbcrawl.crawler.policies.sb:make_paper",
                "SB-CLASSIFIER exactly as its paper specifies it, for comparison", True),
     PolicySpec("focused", "airflow_sbcrawl.crawler.policies.focused:make",
@@ -44,7 +56,7 @@ _SPECS = (
                False),
     PolicySpec("anthelion", "airflow_sbcrawl.crawler.policies.anthelion:make",
                "Anthelion adapted to datasets: an online link classifier and a bandit over site sections", False),
-    PolicySpec("sb-oracle", "airflow_sbcrawl.crawler.policies.sb:make_paper",
+    PolicySpec("sb-oracle", "airflow_sbcrawl.crawler.policies.sb:make_oracle",
                "the paper's SB-ORACLE: SB-CLASSIFIER with the truth in place of the URL classifier", False,
                needs_truth=True),
     PolicySpec("tp-off", "airflow_sbcrawl.crawler.policies.oracles:make_tp_off",
@@ -57,7 +69,7 @@ PRODUCTION = tuple(name for name, spec in REGISTRY.items() if spec.production)
 WITHOUT_TRUTH = tuple(name for name in POLICIES if name not in NEEDS_TRUTH)
 
 
-def make_policy(config: CrawlConfig, rng: np.random.Generator,
+def make_policy(config: PolicySettings, rng: np.random.Generator,
                 is_target: Callable[[str], bool] | None = None) -> Policy:
     """The policy ``config.policy`` names; ``is_target`` is the truth, needed by the oracle baselines."""
     spec = REGISTRY.get(config.policy)

@@ -25,6 +25,7 @@ class SleepingBanditPolicy(Policy):
 
     classifies_links = True
     sequential = False  # what a page handed out is waiting for is kept by link id
+    extension_prior = False  # the paper's URL classifier learns from the crawl's labels alone
     frontier_arrays: ClassVar[dict[str, str]] = {"bucket_ids": "ids", "bucket_lengths": "counts"}
 
     def __init__(self, config: CrawlConfig, rng: np.random.Generator, name: str = "sb-classifier") -> None:
@@ -164,6 +165,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     (a pager shared with the news, a menu) has no evidence for them, and a pager action that paid nothing
     in the news would leave the rest of a 400-file catalogue behind tag pages."""
 
+    extension_prior = True
     frontier_arrays: ClassVar[dict[str, str]] = {
         "action_sizes": "counts", "sub_lengths": "counts", "sub_ids": "ids", "sub_levels": "ids",
         "pulled_ids": "ids", "pulled_arms": "ids", "urgent": "ids"}
@@ -526,8 +528,19 @@ def _level(credit: float) -> int:
     return min(_MAX_LEVEL, int(_LEVELS_PER_DOUBLING * np.log2(1.0 + max(credit, 0.0))))
 
 
+class OracleBanditPolicy(SleepingBanditPolicy):
+    """SB-ORACLE (the paper's upper bound): SB-CLASSIFIER with the site's truth labelling links in place of
+    the URL classifier."""
+
+    labels_by_truth = True
+
+
 def make_paper(config: CrawlConfig, rng: np.random.Generator, is_target=None) -> SleepingBanditPolicy:
     return SleepingBanditPolicy(config, rng, name=config.policy)
+
+
+def make_oracle(config: CrawlConfig, rng: np.random.Generator, is_target=None) -> OracleBanditPolicy:
+    return OracleBanditPolicy(config, rng, name=config.policy)
 
 
 def make_credited(config: CrawlConfig, rng: np.random.Generator, is_target=None) -> CreditedBanditPolicy:

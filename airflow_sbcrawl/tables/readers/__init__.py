@@ -14,6 +14,7 @@ import zlib
 
 from .archive import Budget, read_gzip, read_tar, read_zip
 from .base import LimitExceeded, Limits, ReadError, ReadResult, Sheet
+from .biff import looks_like_biff
 from .delimited import read_delimited
 from .jsondata import read_json
 from .pdf import read_pdf
@@ -86,6 +87,8 @@ def sniff_format(data: bytes, mime: str | None = None, name: str = "") -> str:
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
         return _zip_kind(data)
     if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
+        return "xls"
+    if looks_like_biff(data):  # Excel 2-5 saved as a bare record stream, without the OLE2 container
         return "xls"
     if head.startswith(b"%PDF"):
         return "pdf"

@@ -159,5 +159,8 @@ def _read_tar_members(tf, prefix: str, depth: int, budget: Budget, read: Reader,
         except LimitExceeded as exc:
             result.errors.append(ReadError(member, str(exc), "tar"))
             break
-        result.extend(read(content, member, depth + 1, budget))
+        except (tarfile.TarError, OSError) as exc:  # a member cut short by a truncated archive
+            result.errors.append(ReadError(member, f"unreadable member: {exc}", "tar"))
+            continue
+        result.extend(read(content, info.name, member, depth + 1, budget))
     return result

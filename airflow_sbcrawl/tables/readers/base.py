@@ -13,6 +13,9 @@ class Sheet:
     rows: list[list[str]]
     member: str = ""  # path inside an archive, "" for the top-level file
     format: str = ""
+    # Merged ranges, ((first row, first col), (last row, last col)) inclusive, 0-based: the text of each is
+    # in its first cell only
+    merged: list[tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

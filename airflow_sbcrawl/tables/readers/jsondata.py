@@ -1,4 +1,5 @@
-"""JSON: every array of records in the document becomes a sheet (header row of keys, one row per record)."""
+"""JSON: every array of records in the document becomes a sheet (header row of keys, one row per record); a
+grid of arrays is a sheet under the column names a sibling key gives ("columns": [...], "data": [[...]])."""
 
 from __future__ import annotations
 
@@ -23,9 +24,28 @@ def _flatten(record: dict[str, Any], prefix: str, out: dict[str, str], nested: l
             out[name] = cell_text(value)
 
 
-def _records_sheet(path: str, records: list[Any], limits: Limits, sheets: list[Sheet]) -> None:
+# Keys of an object that name the columns of a grid given beside them: {"columns": [...], "data": [[...]]}
+_COLUMN_KEYS = ("columns", "column_names", "header", "headers", "fields", "dimensions")
+
+
+def _column_names(node: dict[str, Any], grid: list[Any]) -> list[str] | None:
+    """The names a sibling key gives the grid's columns, when there is one of the grid's width."""
+    width = max((len(r) for r in grid if isinstance(r, list)), default=0)
+    for key in _COLUMN_KEYS:
+        names = node.get(key)
+        if isinstance(names, list) and len(names) == width and all(isinstance(n, str | int) for n in names):
+            return [cell_text(n) for n in names]
+        if isinstance(names, list) and len(names) == width and all(isinstance(n, dict) for n in names):
+            labels = [n.get("name") or n.get("label") or n.get("id") for n in names]
+            if all(isinstance(x, str) for x in labels):
+                return labels
+    return None
+
+
+def _records_sheet(path: str, records: list[Any], limits: Limits, sheets: list[Sheet],
+                   header: list[str] | None = None) -> None:
     if all(isinstance(r, list) for r in records):  # already a grid: [[...], [...]]
-        rows = [[cell_text(c) for c in r] for r in records]
+        rows = ([header] if header else []) + [[cell_text(c) for c in r] for r in records]
         sheets.append(Sheet(name=path, rows=trim(rows, limits.max_rows, limits.max_cols), format="json"))
         return
     flat: list[dict[str, str]] = []
@@ -50,18 +70,23 @@ def _records_sheet(path: str, records: list[Any], limits: Limits, sheets: list[S
         _records_sheet(f"{path}.{name}[]" if path else f"{name}[]", value, limits, sheets)
 
 
-def _walk(node: Any, path: str, limits: Limits, sheets: list[Sheet], depth: int = 0) -> None:
+def _walk(node: Any, path: str, limits: Limits, sheets: list[Sheet], depth: int = 0,
+          header: list[str] | None = None) -> None:
     if depth > 20 or len(sheets) > 100:
         return
     if isinstance(node, list):
         if node and all(isinstance(r, dict | list) for r in node):
-            _records_sheet(path or "$", node, limits, sheets)
+            _records_sheet(path or "$", node, limits, sheets, header)
         return
     if isinstance(node, dict):
         scalars = {k: v for k, v in node.items() if not isinstance(v, dict | list)}
         for key, value in node.items():
+            if key in _COLUMN_KEYS and isinstance(value, list) and all(isinstance(v, str | int) for v in value):
+                continue  # the names of a grid beside them, not a sheet of their own
+            names = _column_names(node, value) if isinstance(value, list) and value and all(
+                isinstance(r, list) for r in value) else None
             if isinstance(value, dict | list):
-                _walk(value, f"{path}.{key}" if path else key, limits, sheets, depth + 1)
+                _walk(value, f"{path}.{key}" if path else key, limits, sheets, depth + 1, names)
         if scalars and not path and not sheets:
             # A document of plain key/value pairs: a two-column sheet is the honest reading
             rows = [[k, cell_text(v)] for k, v in scalars.items()]

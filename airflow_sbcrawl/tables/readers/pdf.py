@@ -244,6 +244,20 @@ def _rows(block: list[Line], cuts: list[float], defining: list[Line]) -> list[li
     return rows
 
 
+_FIGURE_CELL = re.compile(r"^[\d., ]+$")
+_SPACED_POINT = re.compile(r"(?<=\d)(?: \. ?|\. )(?=\d)")
+
+
+def _tighten(rows: list[list[str]]) -> list[list[str]]:
+    """Figures whose decimal point the page set apart ("11,062 .6", "7,191 . 7") written as printed
+    ("11,062.6"): the gap is typesetting, and a space inside a number would make it two."""
+    for row in rows:
+        for j, cell in enumerate(row):
+            if (" ." in cell or ". " in cell) and _FIGURE_CELL.match(cell):
+                row[j] = _SPACED_POINT.sub(".", cell)
+    return rows
+
+
 # A figure as printed: signs, brackets, separators, a unit or a dash for a missing value
 _FIGURE = re.compile(r"^[-+(]?(?:[\d.,]*\d[\d.,]*|\.\d+)[)%]?$|^[-\u2013\u2014x]$|^\(?(?:NA|X|Z|D|S)\)?$")
 
@@ -433,7 +447,7 @@ def _read_document(doc: object, data: bytes, limits: Limits) -> ReadResult:
             continue
         tables, ends_low = read
         for k, table in enumerate(tables):
-            rows = trim(table, limits.max_rows, limits.max_cols)
+            rows = trim(_tighten(table), limits.max_rows, limits.max_cols)
             if not rows:
                 continue
             previous = result.sheets[-1] if result.sheets else None

@@ -1,0 +1,112 @@
+"""The order of a crawl's work: which link is crawled next, and when early stopping ends the crawl.
+
+The engine asks ``next`` whenever the fetch pool has room; what it gets, in this order:
+
+1. links *parked* by an interruption (a stop, the budget): crawled first on resume, the best last-look
+   link first; the policy never hands them out again;
+2. in a warm crawl, the plan's revisits and checks (``warm.plan``), which give the policy a turn every few
+   links and hold it back while a listing page is out;
+3. the policy's pick.
+
+``ends_crawl`` is early stopping: a drought of new targets first gets one *last look* (the links the policy
+rates best, parked so they go next), and ends the crawl only if it lasts and the frontier promises little.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from airflow_sbcrawl.crawler.earlystop import DroughtStop, EarlyStopping
+from airflow_sbcrawl.crawler.policies.base import NewLink, Policy
+from airflow_sbcrawl.crawler.warm.plan import RevisitPlan
+
+# Links crawled as a drought's last look before early stopping ends the crawl.
+LAST_LOOK = 30
+
+
+class Scheduler:
+    """Hands out links (ids into the crawl's link table) from the parked ones, the warm crawl's ``plan``
+    (None in a cold crawl) and the ``policy``; ``stopper`` is the early-stopping rule, asked only when
+    ``early_stopping`` is on. Saves its own state (the parked links and the stopper's)."""
+
+    def __init__(self, policy: Policy, stopper: DroughtStop | EarlyStopping, *, early_stopping: bool,
+                 es_expected: float) -> None:
+        self.policy = policy
+        self.stopper = stopper
+        self.plan: RevisitPlan | None = None
+        self.early_stopping = early_stopping
+        self.es_expected = es_expected
+        self._parked: list[int] = []
+        # Links of a drought's last look not sent yet (they are parked): no stop while there are some.
+        # Not saved: a resumed crawl may stop before it sends them.
+        self._last_look: set[int] = set()
+
+    def next(self, in_flight: int) -> int | None:
+        """The link to crawl next, or None when there is none now (``in_flight`` requests are out: the plan
+        may wait for a listing page among them)."""
+        if self._parked:
+            link_id = self._parked.pop()
+            self._last_look.discard(link_id)
+            return link_id
+        link_id = self.plan.next(len(self.policy) > 0, in_flight) if self.plan is not None else None
+        return link_id if link_id is not None else self.policy.next()
+
+    def park(self, link_id: int) -> None:
+        """A link taken but not crawled (an interruption): it goes first, now or on resume."""
+        self._parked.append(link_id)
+
+    def unpark(self, link_id: int | None) -> None:
+        """Forget a parked link (the start page of a crawl that starts over)."""
+        self._parked = [i for i in self._parked if i != link_id]
+
+    def claim(self, pages: Sequence[NewLink]) -> list[NewLink]:
+        """New page links a page led to: the warm crawl's plan keeps those it visits itself (and those it
+        holds back until it is done); returns the others, for the policy once the page's reward is known."""
+        return self.plan.claim(pages) if self.plan is not None else list(pages)
+
+    def add(self, links: Sequence[NewLink]) -> None:
+        """A page's new links, for the policy."""
+        self.policy.add(links)
+
+    def page_done(self, pages: int, targets: int) -> None:
+        """One more page done with: the early-stopping rule's tally."""
+        self.stopper.update(pages, targets, self.policy.promising())
+
+    def ends_crawl(self) -> bool:
+        """Whether early stopping ends the crawl now. A drought gets one look first, as soon as it is long
+        for the crawl's rate: the links the policy rates best among those left are crawled. It ends the
+        crawl only once it is also long against the whole crawl, and if the frontier does not promise
+        ``es_expected`` targets more by what links of its kinds gave so far: the crawl's history is
+        dominated by the section that paid first, while thousands of news articles waiting, of which one
+        in fifty listed files, still hold datasets."""
+        if not self.early_stopping or self._last_look:
+            return False  # a look's links are still to be sent
+        if self.stopper.should_look and not self.stopper.looked():
+            self.stopper.note_look()
+            links = self.policy.last_look(LAST_LOOK)
+            self._last_look = set(links)
+            self._parked.extend(reversed(links))  # the best first
+            if links:
+                return False
+        if not self.stopper.should_stop:
+            return False
+        return self.policy.expected_targets() < self.es_expected
+
+    def end_reason(self) -> str:
+        """Why early stopping ended the crawl (after ``ends_crawl`` said so)."""
+        waiting = self.policy.expected_targets()
+        return self.stopper.reason + (f"; the links left promise {waiting:.1f} targets" if waiting else "")
+
+    # -- checkpoints -----------------------------------------------------------------------------------
+    def state(self) -> dict:
+        """The parked links and the early-stopping rule's state (the plan and the policy save their own)."""
+        return {"parked": self._parked, "early_stopping": self.stopper.state()}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        self._parked = [int(x) for x in state["parked"]]
+        self.stopper.restore(state["early_stopping"])

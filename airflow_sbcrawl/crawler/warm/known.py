@@ -1,0 +1,119 @@
+"""The site memory in terms of this run's link ids: what the warm crawl's plan reads of the last runs.
+
+Which links are known pages and datasets, which known page described (or first linked) which, the pages
+that described other pages (listings, catalogues), the site's clock at the last run, the tag paths of links
+that led to productive pages, and the keys of the URLs the last runs met and read."""
+
+from __future__ import annotations
+
+import email.utils
+import re
+from collections import Counter
+
+from airflow_sbcrawl.crawler.frontier import LinkTable
+from airflow_sbcrawl.crawler.memory import KnownDataset, SiteMemory
+
+# Tag paths with ids and numbers left out: links placed alike whatever the item they lead to.
+ID = re.compile(r"#[^ .]*|\d+")
+# A new link placed as at least this many known pages were (a new row of a catalogue) is visited early.
+_PATH_SUPPORT = 2
+
+
+def add_pages(memory: SiteMemory, links: LinkTable) -> None:
+    """Put the memory's pages into the link table, parents before children."""
+    for page in sorted(memory.pages.values(), key=lambda p: p.depth):
+        if page.url not in links:
+            links.add(page.url, page.depth, links.ids.get(page.parent, -1), page.tag_path or None)
+
+
+class MemoryIndex:
+    """``listing``: known page -> the known pages and datasets it described (else, for those no page
+    described, was the first to link: a pager's "next"); ``described``: the (page, item) pairs of those it
+    described; ``lists``: the known pages that described other known pages. ``known`` is shared with the
+    run's ``Changes``."""
+
+    def __init__(self, memory: SiteMemory, links: LinkTable, known: dict[int, KnownDataset]) -> None:
+        self.memory = memory
+        self.links = links
+        self.known = known
+        ids = links.ids
+        self.pages = {ids[url] for url in memory.pages if url in ids}
+        self.describers_kept = any(d.listed_on for d in memory.datasets.values()) or any(
+            p.listed_on for p in memory.pages.values())
+        self.listing, self.described = self._listing()
+        self.described_by: dict[int, list[int]] = {}
+        for page, item in self.described:
+            self.described_by.setdefault(item, []).append(page)
+        self.lists = {page for page, item in self.described if item in self.pages}
+        self.clock = _site_clock(memory)
+        self.paths = _productive_paths(memory)
+        self.seen = set(memory.seen_urls.tolist())  # keys of the URLs the last runs met
+        self.read = set(memory.read_urls.tolist())  # and of the pages they read
+
+    def _listing(self) -> tuple[dict[int, list[int]], set[tuple[int, int]]]:
+        memory, ids = self.memory, self.links.ids
+        out: dict[int, list[int]] = {}
+        described: set[tuple[int, int]] = set()
+        items = [*((d.url, d.listed_on, d.found_on) for d in memory.datasets.values()),
+                 *((p.url, p.listed_on, p.parent) for p in memory.pages.values())]
+        for url, listers, first in items:
+            item = ids.get(url)
+            for lister in listers or [first]:
+                page = ids.get(lister)
+                if item is not None and page is not None and lister in memory.pages:
+                    out.setdefault(page, []).append(item)
+                    if listers or not self.describers_kept:  # a memory from before describers were kept
+                        described.add((page, item))
+        return out, described
+
+    def contexts(self, link_id: int) -> set[str]:
+        """Hashes of the contexts the last runs saw a known page or dataset in."""
+        known = self.known.get(link_id)
+        if known is not None:
+            return set(known.contexts)
+        page = self.memory.pages.get(self.links.urls[link_id])
+        return set(page.contexts) if page is not None else set()
+
+    def was_described(self, link_id: int) -> bool:
+        """Whether a page described the known page or dataset last time (memories from before describers
+        were kept know only that it had contexts)."""
+        if not self.describers_kept:
+            return True
+        known = self.known.get(link_id)
+        if known is not None:
+            return bool(known.listed_on)
+        page = self.memory.pages.get(self.links.urls[link_id])
+        return page is not None and bool(page.listed_on)
+
+    def only_file(self, page: int) -> int | None:
+        """The one known dataset a page that lists no pages linked last time, if it linked one only."""
+        if page in self.lists:
+            return None
+        files = [i for i in self.listing.get(page, ()) if i in self.known]
+        return files[0] if len(files) == 1 else None
+
+    def placed_like_productive(self, link_id: int, tag_path: str | None = None) -> bool:
+        """Whether a link sits where links to pages listing datasets sat (its tag path, ids left out)."""
+        path = self.links.tag_path(link_id) if tag_path is None else tag_path
+        return ID.sub("", path) in self.paths
+
+
+def _site_clock(memory: SiteMemory) -> str:
+    """The newest Last-Modified among the known datasets, as an ISO date ("" when none gave one): the
+    site's own clock at the last run, which a row's date is compared with."""
+    newest = ""
+    for d in memory.datasets.values():
+        if d.last_modified:
+            try:
+                newest = max(newest, email.utils.parsedate_to_datetime(d.last_modified).date().isoformat())
+            except (TypeError, ValueError):
+                continue
+    return newest
+
+
+def _productive_paths(memory: SiteMemory) -> set[str]:
+    """Tag paths (ids and numbers left out) of the links to pages that link datasets themselves (not to
+    hubs: those include pagers and facets, endless on some sites), where several such links were."""
+    parents = {p.parent for p in memory.pages.values()}
+    counts = Counter(ID.sub("", p.tag_path) for p in memory.pages.values() if p.tag_path and p.url not in parents)
+    return {path for path, n in counts.items() if n >= _PATH_SUPPORT}

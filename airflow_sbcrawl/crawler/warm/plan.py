@@ -1,0 +1,425 @@
+"""The warm crawl's plan: what it revisits and checks of what the last runs knew, in one priority order.
+
+Every link the plan holds sits in one tier of ``Tier``; ``next`` hands out the first link of the best tier:
+in the revisit tier the page whose reading would settle the most (its *gain*, see ``_gain``), nearest the
+start on a tie; in the other tiers the first filed. ``_rank`` is the one place that says where a link
+stands now: links only move down (a revisit whose gain fell to nothing is a leaf; a check that a page
+vouched for goes last) or drop out (handed out, or answered already). To change the order, change
+``Tier`` or ``_rank``; what files links is what the crawl meets: ``seed`` (the memory's pages, datasets and
+feeds), ``page_read`` (a page's rows: changed, new or gone), ``claim`` (new links placed like known ones)
+and ``_follow`` (the next page of a listing that showed new rows).
+
+Revisits and checks take at most ``RECRAWL_SHARE`` of the request budget (``allowance``), and every
+``POLICY_EVERY`` of them the policy takes a turn on the new links found so far. New pages (``Tier.NEW``)
+are exploration: they go first and are not counted. While a listing page is out (handed out, not read
+yet), only urgent links and other listing pages go: its rows may vouch for the pages and files behind them
+(the rows of a long catalogue shift from page to page as datasets are added, so which ones a page shows
+is not known before it is read), and a request spent on one of those now would be a request wasted.
+Links the last runs met already are held back from the policy (``claim``) until the plan is done.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from enum import IntEnum
+
+import numpy as np
+
+from airflow_sbcrawl.crawler.classify import TARGET
+from airflow_sbcrawl.crawler.frontier import LinkTable
+from airflow_sbcrawl.crawler.memory import SiteMemory, url_key
+from airflow_sbcrawl.crawler.policies.base import NewLink
+from airflow_sbcrawl.crawler.warm.changes import Changes
+from airflow_sbcrawl.crawler.warm.contexts import PageLinks
+from airflow_sbcrawl.crawler.warm.known import MemoryIndex, add_pages
+from airflow_sbcrawl.crawler.warm.observations import Observations
+
+#: Share of the request budget that revisits and checks may take; the rest explores for what is unknown.
+RECRAWL_SHARE = 0.6
+#: The policy takes one turn on new links after this many revisits or checks.
+POLICY_EVERY = 6
+_FEEDS = frozenset({"application/rss+xml", "application/atom+xml"})
+
+
+class Tier(IntEnum):
+    """The plan's order, best first."""
+
+    #: New rows of a listing and new pages placed like the links that led to datasets: visited before the
+    #: policy's picks, outside the allowance (they explore).
+    NEW = 0
+    #: What is new or changed, as the pages show it: known feeds (they change whenever the site publishes),
+    #: known pages in a row that changed with a date past the site's clock at the last run, and the next
+    #: page of a listing that showed new rows (new items push the rows before them on).
+    URGENT = 1
+    #: Known pages by gain: a greedy cover of the known pages and datasets by the pages that described them.
+    REVISIT = 2
+    #: Known pages whose row changed without a newer date (a file removed, a text edited): nothing new or
+    #: updated to find there soon.
+    EDITED = 3
+    #: Known datasets a page listed last time and lists no more (moved or removed), unless seen elsewhere.
+    UNLISTED = 4
+    #: Conditional checks of the known datasets nothing vouched for; those with a validator first (a 304).
+    CHECK = 5
+    #: Known pages whose links all were settled, the best-scored first.
+    LEAF = 6
+    #: Known datasets a page vouched for (a row as it was): checked last, to be sure.
+    VOUCHED = 7
+
+
+class RevisitPlan:
+    """The revisits and checks of a warm crawl. It is given the memory as link ids (``index``), the run's
+    ``changes`` (what was answered) and ``observations`` (which links pages showed), and ``release``,
+    which takes the links held back from the policy when the plan is done."""
+
+    def __init__(self, index: MemoryIndex, changes: Changes, observations: Observations, allowance: int,
+                 release: Callable[[list[NewLink]], None]) -> None:
+        self.index = index
+        self.links = index.links
+        self.changes = changes
+        self.observations = observations
+        self.allowance = allowance
+        self._release_to = release
+        self.spent = 0  # revisits and checks handed out
+        self._turns = 0  # turns taken, the policy's included
+        self._heap: list[tuple[int, int, int, int]] = []  # (tier, -gain, depth or order of filing, link)
+        self._filed = 0
+        self._done: set[int] = set()  # links handed out (checks of a page's files included)
+        self._covered: set[int] = set()  # known pages and datasets seen linked (or answered) this run
+        self._reading: set[int] = set()  # listing pages (and new pages) handed out, not read yet
+        self._by_page: dict[str, list[int]] = {}  # page URL -> known datasets first found there
+        self._held: list[NewLink] = []  # links the last runs met, held back from the policy (``claim``)
+        self._next_page: dict[int, int] = {}  # listing page read -> its next page (``_pass_on``)
+        self._new_rows: dict[int, set[str]] = {}  # listing page read -> links in rows the last runs never met
+        # (listing page, its next page, the rows it showed no more): credited to the next page once, though a
+        # page whose work a resume cut short is read again
+        self._moved: list[tuple[int, int, list[int]]] = []
+
+    @classmethod
+    def seeded(cls, memory: SiteMemory, links: LinkTable, changes: Changes, observations: Observations,
+               allowance: int, release: Callable[[list[NewLink]], None], start_url: str) -> RevisitPlan:
+        """The plan of a warm start: the memory's pages and datasets join the link table, and are filed."""
+        add_pages(memory, links)
+        changes.seed()
+        plan = cls(MemoryIndex(memory, links, changes.known), changes, observations, allowance, release)
+        plan.seed(links.ids.get(start_url))
+        return plan
+
+    def filed(self, tier: Tier) -> list[int]:
+        """The links filed in a tier, in their order (those handed out or answered since included)."""
+        return [entry[3] for entry in sorted(self._heap) if entry[0] == tier]
+
+    # -- the order -------------------------------------------------------------------------------------
+    def _rank(self, tier: Tier, link: int) -> tuple[Tier, int] | None:
+        """Where a link filed in ``tier`` stands now: its tier and gain, or None when nothing is left to do
+        for it."""
+        if link in self._done:
+            return None
+        if tier is Tier.REVISIT:
+            gain = self._gain(link)
+            return (Tier.REVISIT, gain) if gain else (Tier.LEAF, 0)
+        if link in self.index.known and self.changes.answered(link):
+            return None
+        if tier is Tier.UNLISTED and self.links.urls[link] in self.observations.contexts:
+            return None  # listed on another page this run: checked with the other known files
+        if tier is Tier.CHECK and link in self._covered:
+            return Tier.VOUCHED, 0
+        return tier, 0
+
+    def _gain(self, page: int) -> int:
+        """What reading a page would settle: the known datasets it links and the known pages it describes
+        that nothing settled yet, and the datasets of those pages (a catalogue row described as before
+        vouches for the dataset page's files). A page's bare links (pagers, facets) count for nothing."""
+        covered, listing, described, known = self._covered, self.index.listing, self.index.described, self.index.known
+        gain = 0
+        for item in listing.get(page, ()):
+            if item in covered:
+                continue
+            if (page, item) in described:
+                gain += 1 + sum(sub in known and sub not in covered for sub in listing.get(item, ()))
+            else:
+                gain += item in known
+        return gain
+
+    def _file(self, tier: Tier, gain: int, link: int) -> None:
+        order = self.links.depth[link] if tier is Tier.REVISIT else self._filed
+        self._filed += 1
+        heapq.heappush(self._heap, (tier, -gain, order, link))
+
+    def _first(self, last: Tier) -> tuple[Tier, int, int] | None:
+        """The first link of the tiers up to ``last`` (tier, gain, link), left in place; links that moved
+        down or dropped out on the way are filed anew or let go."""
+        heap = self._heap
+        while heap and heap[0][0] <= last:
+            tier, neg_gain, _, link = heap[0]
+            now = self._rank(Tier(tier), link)
+            if now == (tier, -neg_gain):
+                return Tier(tier), -neg_gain, link
+            heapq.heappop(heap)
+            if now is not None:
+                self._file(*now, link)
+        return None
+
+    def next(self, policy_has_links: bool, in_flight: int = 0) -> int | None:
+        """The next revisit or check; None when it is the policy's turn, when what is left waits for the
+        listing pages being read (``in_flight`` requests are out), or when the plan is done."""
+        if not in_flight:
+            self._reading.clear()  # nothing is out: a listing page handed out failed or was read
+        if self._first(Tier.NEW) is not None:
+            link = heapq.heappop(self._heap)[3]
+            self._done.add(link)
+            self._reading.add(link)
+            return link
+        if self.spent >= self.allowance:
+            self._release()
+            return None
+        self._turns += 1
+        if policy_has_links and self._turns % (POLICY_EVERY + 1) == 0:
+            return None
+        waiting = bool(self._reading)
+        first = self._first(Tier.REVISIT if waiting else Tier.VOUCHED)
+        if first is None:
+            if not waiting:
+                self._release()
+            return None
+        tier, gain, link = first
+        if waiting and tier is Tier.REVISIT and link not in self.index.lists:
+            return None
+        heapq.heappop(self._heap)
+        if tier is Tier.REVISIT and gain == 1:
+            single = [i for i in self.index.listing.get(link, ()) if i not in self._covered]
+            if single[0] in self.index.known:
+                # One file to learn about: its conditional GET says as much as the page, for one request
+                # where the page takes two when the file changed.
+                self._covered.add(single[0])
+                self._file(Tier.LEAF, 0, link)
+                link = single[0]
+        self._done.add(link)
+        self.spent += 1
+        if link in self.index.lists:
+            self._reading.add(link)
+        return link
+
+    def _release(self) -> None:
+        """The links held back go to the policy: the revisits and checks are over."""
+        if self._held:
+            self._release_to(self._held)
+            self._held = []
+
+    # -- what the crawl meets --------------------------------------------------------------------------
+    def seed(self, start_id: int | None) -> None:
+        """File the memory's pages and datasets: every page that linked known items for a revisit, the
+        others as leaves, every known dataset for a check, and feeds first."""
+        index, known = self.index, self.index.known
+        for link_id, dataset in known.items():
+            self._by_page.setdefault(dataset.found_on, []).append(link_id)
+        for page in index.listing:
+            if page != start_id:
+                self._file(Tier.REVISIT, self._gain(page), page)
+        for page in sorted(index.memory.pages.values(), key=lambda p: -p.score):
+            link_id = self.links.ids[page.url]
+            if link_id not in index.listing and link_id != start_id:
+                self._file(Tier.LEAF, 0, link_id)
+        # Known datasets with a validator are cheap to check (a 304); the others cost a download.
+        checks = sorted(known, key=lambda i: not known[i].has_validator)
+        for link_id in checks:
+            self._file(Tier.CHECK, 0, link_id)
+        # A feed lists what the site published last: it changed if anything was published since. No page
+        # tells of that (it is linked barely), so it is checked first.
+        for link_id in checks:
+            if known[link_id].mime.split(";")[0].strip() in _FEEDS:
+                self._file(Tier.URGENT, 0, link_id)
+
+    def page_read(self, url: str, page: PageLinks) -> list[int]:
+        """A page was read (a 200) and showed its links so: file the known pages it shows in a new
+        context; returns the known datasets to check before its links are followed (those in a new
+        context, and those it listed last time but no more)."""
+        contexts, described, dates = page
+        index, known, ids = self.index, self.index.known, self.links.ids
+        checks = []
+        revisits: set[int] = set()
+        page_id = ids.get(url)
+        self._reading.discard(page_id)
+        if page_id is not None:
+            self._cover(page_id, vouched=False)
+        # Every context on a page never seen is new: it tells of a change only on pages like those that
+        # described known items (a catalogue page the last run did not reach, not a news article).
+        telling = page_id is not None and (page_id in index.pages or index.placed_like_productive(page_id))
+        for link, hashes in contexts.items():
+            link_id = ids.get(link)
+            if link_id is None or not (link_id in known or link_id in index.pages):
+                continue
+            before = index.contexts(link_id)
+            if before and index.was_described(link_id):
+                changed = not hashes <= before
+            elif link in described and index.clock and dates.get(link):
+                # Never described before (known from menus and sidebars only): the dates its row shows
+                # against the newest Last-Modified the last run saw on the site tell whether it changed since.
+                changed = dates[link] > index.clock
+            else:
+                continue  # nothing to compare with
+            if changed and telling:
+                self._cover(link_id, vouched=False)  # in a new context: checked or revisited below
+            elif not changed and link in described:
+                self._cover(link_id, vouched=True)
+            if link_id in self._done or not changed or not telling:
+                continue
+            if link_id in known:
+                checks.append(link_id)
+            elif link_id in index.pages:
+                dated = link in described and index.clock and dates.get(link, "")
+                if dated and dated <= index.clock:
+                    self._file(Tier.EDITED, 0, link_id)
+                    revisits.add(link_id)
+                elif (only := index.only_file(link_id)) is not None:
+                    # One known file behind the row: its conditional GET says what changed in one request,
+                    # where the page and then the file take two. The page (a file added?) waits.
+                    if only not in self._done:
+                        self._covered.add(only)
+                        checks.append(only)
+                    self._file(Tier.EDITED, 0, link_id)
+                else:
+                    self._file(Tier.URGENT, 0, link_id)
+                    revisits.add(link_id)
+        if page_id is not None and telling:
+            self._pass_on(page_id, contexts, described)
+            if page_id in index.lists:  # its rows never met: new items, claimed when their links are read
+                rows = {link for link in described if url_key(link) not in index.seen
+                        and ids.get(link) not in index.pages and ids.get(link) not in known}
+                met = [i for link in rows if (i := ids.get(link)) is not None and i not in self._done
+                       and self.links.predicted[i] != TARGET]  # a page's files are its own work's
+                if met:  # or now, if another page led to them first (a "featured" block on the home page)
+                    for link_id in met:
+                        self._file(Tier.NEW, 0, link_id)
+                    self._follow(page_id)
+                self._new_rows[page_id] = rows
+        # Known files the page listed last time and no more: moved or removed, or just listed elsewhere now
+        # (a catalogue's rows shift as datasets are added). Checked after the revisits, unless seen again.
+        for link_id in self._by_page.pop(url, ()):
+            if self.links.urls[link_id] not in contexts:
+                self._file(Tier.UNLISTED, 0, link_id)
+        # A file this page shows in a new context that a page revisited for the same reason describes too (a
+        # catalogue row's "last modified" moved on: the dataset page says which of its files): that page
+        # tells which files to check, one request for all of them.
+        checks = [i for i in dict.fromkeys(checks) if not self.changes.answered(i)
+                  and not any(page in revisits for page in index.described_by.get(i, ()))]
+        checks = checks[: max(0, self.allowance - self.spent)]
+        self._done.update(checks)
+        self.spent += len(checks)
+        return checks
+
+    def page_unchanged(self, url: str) -> None:
+        """A page answered its conditional GET with 304: it is as it was, and vouches for what it described."""
+        if (link_id := self.links.ids.get(url)) is not None:
+            self._reading.discard(link_id)
+            self._cover(link_id, vouched=True)
+
+    def claim(self, pages: Sequence[NewLink]) -> list[NewLink]:
+        """New links a page led to that sit where links to pages listing datasets sat, or in a row of a
+        listing never met before (a new row in a catalogue, a new item of the news) that the last runs did
+        not read: visited before the policy's picks. Links the last runs met already (and that led to no
+        dataset) wait until the revisits and checks are done. Returns the others, for the policy."""
+        rest = []
+        for link in pages:
+            key = url_key(link.url)
+            parent = self.links.parent[link.id]
+            new_row = link.url in self._new_rows.get(parent, ())
+            if key not in self.index.read and (new_row or self.index.placed_like_productive(link.id, link.tag_path)):
+                self._file(Tier.NEW, 0, link.id)
+                # New items are published at a listing's head and push the rows before them on, so its next
+                # page shows new items too (or those this page no longer shows): it is revisited right away.
+                # A listing is followed from its head for as long as it shows new rows.
+                self._follow(parent)
+            elif key in self.index.seen:
+                self._held.append(link)
+            else:
+                rest.append(link)
+        return rest
+
+    def _follow(self, page: int) -> None:
+        """A listing page showed a new row: its next page is revisited right away (see ``claim``)."""
+        nxt = self._next_page.pop(page, None)
+        if nxt is not None and nxt not in self._done:
+            self._file(Tier.URGENT, 0, nxt)
+
+    def _pass_on(self, page_id: int, contexts: dict[str, set[str]], described: set[str]) -> None:
+        """Where a listing's rows went: its next page, the first page it links barely among those that
+        describe pages too, are still to revisit and lie farther from the start ("next", not "previous").
+        What the page described last time and shows no more moved on to that page (a catalogue's rows shift
+        as datasets are added): it gets their credit in the revisit order."""
+        ids, depth, index = self.links.ids, self.links.depth, self.index
+        heirs = [i for link in contexts if link not in described and (i := ids.get(link)) is not None
+                 and i in index.lists and i not in self._done and depth[i] > depth[page_id]]
+        if not heirs:
+            return
+        heir = min(heirs, key=lambda i: depth[i])  # the nearest; the first on the page among those
+        self._next_page[page_id] = heir
+        urls = self.links.urls
+        gone = [i for i in index.listing.get(page_id, ()) if i not in self._covered and urls[i] not in contexts
+                and (page_id, i) in index.described]
+        if gone and all(page != page_id for page, _, _ in self._moved):
+            self._moved.append((page_id, heir, gone))
+            self._credit(heir, gone)
+            self._file(Tier.REVISIT, self._gain(heir), heir)
+
+    def _credit(self, heir: int, rows: list[int]) -> None:
+        self.index.listing[heir] = [*self.index.listing.get(heir, ()), *rows]
+        self.index.described.update((heir, i) for i in rows)
+
+    def _cover(self, link_id: int, vouched: bool) -> None:
+        """A known page or dataset needs no revisit for its own sake: it was read, or seen in a new context
+        (then it is revisited or checked right away); ``vouched``: it is as it was (described as before, or
+        a 304), which vouches for what it described last time too."""
+        self._covered.add(link_id)
+        if vouched:
+            listing = self.index.listing
+            for item in listing.get(link_id, ()):
+                self._covered.add(item)
+                if (link_id, item) in self.index.described:  # a row as it was vouches for the page's files
+                    self._covered.update(i for i in listing.get(item, ()) if i in self.index.known)
+
+    # -- checkpoints -----------------------------------------------------------------------------------
+    def state(self) -> dict:
+        """Everything but the listing pages out (``_reading``): a checkpoint is taken with nothing in flight."""
+        return {
+            "spent": self.spent, "turns": self._turns, "heap": [list(entry) for entry in self._heap],
+            "filed": self._filed, "done": sorted(self._done), "covered": sorted(self._covered),
+            "by_page": self._by_page, "paths": sorted(self.index.paths),
+            "held": [[k.id, k.url, k.tag_path, k.anchor, k.depth] for k in self._held],
+            "next_page": {str(k): v for k, v in self._next_page.items()},
+            "new_rows": {str(k): sorted(v) for k, v in self._new_rows.items()},
+            "moved": [[page, heir, rows] for page, heir, rows in self._moved],
+        }
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
+        self.spent, self._turns, self._filed = int(state["spent"]), int(state["turns"]), int(state["filed"])
+        self._heap = [(int(t), int(g), int(o), int(i)) for t, g, o, i in state["heap"]]
+        heapq.heapify(self._heap)
+        self._done, self._covered = set(state["done"]), set(state["covered"])
+        self._reading = set()
+        self._by_page = {k: list(v) for k, v in state["by_page"].items()}
+        self.index.paths = set(state["paths"])  # those of the memory the run started from
+        self._held = [NewLink(int(i), url, tag_path, anchor, int(depth))
+                      for i, url, tag_path, anchor, depth in state["held"]]
+        self._next_page = {int(k): int(v) for k, v in state["next_page"].items()}
+        self._new_rows = {int(k): set(v) for k, v in state["new_rows"].items()}
+        self._moved = [(int(page), int(heir), [int(i) for i in rows]) for page, heir, rows in state["moved"]]
+        for _, heir, rows in self._moved:
+            self._credit(heir, rows)
+
+
+def state_from_v1(old: dict) -> dict:
+    """The plan's state from a checkpoint written before issue 22 (eight queues, not one order); what it
+    did not keep (the listings' next pages, the rows credited along them) starts empty."""
+    queues = [(Tier.NEW, old["claimed"]), (Tier.URGENT, [*old["urgent"], *old.get("hubs", ())]),
+              (Tier.EDITED, old.get("edited", ())), (Tier.UNLISTED, old["unlisted"]), (Tier.CHECK, old["checks"]),
+              (Tier.LEAF, old["leaves"]), (Tier.VOUCHED, old.get("vouched", ()))]
+    heap = [[tier, 0, order, int(link)] for order, (tier, link) in enumerate(
+        (tier, link) for tier, links in queues for link in links)]
+    heap += [[Tier.REVISIT, int(gain), int(depth), int(link)] for gain, depth, link in old.get("revisits", ())]
+    return {"spent": old["spent"], "turns": old["handed"], "heap": heap, "filed": len(heap), "done": old["done"],
+            "covered": old.get("covered", []), "by_page": old["by_page"], "paths": old["paths"],
+            "held": old.get("stale", []), "next_page": {}, "new_rows": {}, "moved": []}
