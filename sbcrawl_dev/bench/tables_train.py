@@ -142,12 +142,15 @@ def _sample(d: SheetData, max_lines: int, rng: np.random.Generator) -> np.ndarra
     return np.sort(np.concatenate([keep, picked]))
 
 
-def _hgb(max_iter: int, depth: int):
-    """The gradient-boosted trees both region models are: small, so that evaluating them stays cheap."""
+def _hgb_fit(x: np.ndarray, y: np.ndarray, max_iter: int, depth: int):
+    """The gradient-boosted trees both region models are (small, so that evaluating them stays cheap),
+    fitted on one thread: OpenMP threads spinning on a shared machine make a small fit minutes long."""
     from sklearn.ensemble import HistGradientBoostingClassifier
+    from threadpoolctl import threadpool_limits
 
-    return HistGradientBoostingClassifier(max_iter=max_iter, max_depth=depth, learning_rate=0.15,
-                                          l2_regularization=1.0, min_samples_leaf=20, random_state=0)
+    with threadpool_limits(1):
+        return HistGradientBoostingClassifier(max_iter=max_iter, max_depth=depth, learning_rate=0.15,
+                                              l2_regularization=1.0, min_samples_leaf=20, random_state=0).fit(x, y)
 
 
 @dataclass
@@ -191,7 +194,7 @@ def fit_models(data: Sequence[SheetData], folds: int = 3, max_lines: int = MAX_L
     def role_fit(which):
         x = np.vstack([np.hstack([data[n].feats[samples[n]], line_proba[n][samples[n]]]) for n in which])
         y = np.concatenate([[ROLE_OF[data[n].labels[i]] for i in samples[n]] for n in which])
-        return BoostedTrees.from_sklearn(_hgb(role_iter, depth).fit(x, y))
+        return BoostedTrees.from_sklearn(_hgb_fit(x, y, role_iter, depth))
 
     everyone = [n for n in range(len(data)) if len(samples[n])]
     roles = role_fit(everyone)
@@ -215,7 +218,7 @@ def fit_models(data: Sequence[SheetData], folds: int = 3, max_lines: int = MAX_L
     from airflow_sbcrawl.tables.regions import DECISIONS
 
     y = np.array([DECISIONS.index(v) for v in ys])
-    starts = BoostedTrees.from_sklearn(_hgb(start_iter, depth).fit(np.vstack(xs), y))
+    starts = BoostedTrees.from_sklearn(_hgb_fit(np.vstack(xs), y, start_iter, depth))
     return Fitted(line, RegionModel(roles, starts))
 
 
