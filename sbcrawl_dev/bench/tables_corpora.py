@@ -337,6 +337,20 @@ def load_corpus(corpus: str, cache: Path | None = None) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+ENV_VAR = "SBCRAWL_TABLES_DATA"
+
+
+def default_data_path() -> Path:
+    """The SAUS sheets with their line classes: ``$SBCRAWL_TABLES_DATA``, else the shared data folder."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parents[2]
+    # next to the repository, or next to a folder holding it (a git worktree under wt/)
+    candidates = [base / "shared" / "data" / "tables" / "saus.jl.gz" for base in repo.parents[:2]]
+    return next((c for c in candidates if c.exists()), candidates[0])
+
+
 def available(cache: Path | None = None) -> list[str]:
     """The corpora in the cache, in ``CORPORA`` order."""
     base = cache or default_cache()
@@ -345,8 +359,6 @@ def available(cache: Path | None = None) -> list[str]:
 
 def fetch(cache: Path, mirror: Path, out=sys.stdout) -> dict[str, int]:
     """Build every corpus into the cache; returns the sheets written per corpus."""
-    from sbcrawl_dev.bench.tables_detection import default_data_path
-
     repos = Repos(mirror, cache)
     counts = {}
     saus = default_data_path()

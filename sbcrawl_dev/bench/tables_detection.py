@@ -23,7 +23,6 @@ import argparse
 import gc
 import gzip
 import json
-import os
 import statistics
 import sys
 import time
@@ -34,21 +33,9 @@ from airflow_sbcrawl.tables.classifier import CLASSES, LineClassifier, default_c
 from airflow_sbcrawl.tables.detect import classify_and_detect
 from airflow_sbcrawl.tables.model import Provenance
 from sbcrawl_dev.bench import tables_devset
+from sbcrawl_dev.bench.tables_corpora import ENV_VAR, default_data_path
 
 _PROV = Provenance("bench", "bench")
-
-ENV_VAR = "SBCRAWL_TABLES_DATA"
-
-
-def default_data_path() -> Path:
-    env = os.environ.get(ENV_VAR)
-    if env:
-        return Path(env)
-    repo = Path(__file__).resolve().parents[2]
-    # next to the repository, or next to a folder holding it (a git worktree under wt/)
-    candidates = [base / "shared" / "data" / "tables" / "saus.jl.gz" for base in repo.parents[:2]]
-    return next((c for c in candidates if c.exists()), candidates[0])
-
 
 def load_sheets(path: str | Path) -> list[dict]:
     path = Path(path)
