@@ -216,9 +216,14 @@ def main(argv: list[str] | None = None) -> int:
     table = summarise(runs, policies, args.budget_factor)
     print(table)
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        with (args.out / "runs.jsonl").open("w") as f:
-            for run in runs:
-                f.write(json.dumps(asdict(run)) + "\n")
-        (args.out / "table.md").write_text(table + "\n")
+        write_results(args.out, runs, table)
     return 0
+
+
+def write_results(out: Path, runs: Sequence, table: str) -> None:
+    """``runs.jsonl`` (one dataclass per line) and ``table.md`` in ``out``, for this bench and the replay."""
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "runs.jsonl").open("w") as f:
+        for run in runs:
+            f.write(json.dumps(asdict(run)) + "\n")
+    (out / "table.md").write_text(table + "\n")

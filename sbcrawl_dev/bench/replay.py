@@ -20,11 +20,11 @@ import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from sbcrawl_dev.bench import replay_sites
-from sbcrawl_dev.bench.harness import crawl_command, default_eval_dir, gap_closed
+from sbcrawl_dev.bench.harness import crawl_command, default_eval_dir, gap_closed, write_results
 
 DEFAULT_POLICIES = "default,sb-classifier-paper,focused,tres,anthelion"
 
@@ -185,9 +185,5 @@ def main(argv: list[str] | None = None) -> int:
     table = summarise(runs, policies)
     print(table)
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        with (args.out / "runs.jsonl").open("w") as f:
-            for run in runs:
-                f.write(json.dumps(asdict(run)) + "\n")
-        (args.out / "table.md").write_text(table + "\n")
+        write_results(args.out, runs, table)
     return 0

@@ -195,6 +195,7 @@ class _XlsxCounter:
 
 
 def attr(attrs: dict[str, str], local: str) -> str | None:
+    """The value of the attribute named ``local`` whatever its namespace prefix, or None."""
     for k, v in attrs.items():
         if k.rsplit(":", 1)[-1] == local:
             return v
@@ -202,6 +203,7 @@ def attr(attrs: dict[str, str], local: str) -> str | None:
 
 
 def number(text: str | None, default: int) -> int:
+    """``text`` as an integer; ``default`` when it is absent or not an integer."""
     try:
         return int(text) if text is not None else default
     except ValueError:
