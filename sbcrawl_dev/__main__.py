@@ -45,6 +45,8 @@ BENCHES: dict[str, tuple[str, str]] = {
     "report-sample": ("sbcrawl_dev.bench.report_sample", "a sample crawl report (Markdown + plots)"),
     "tables": ("sbcrawl_dev.bench.tables_detection", "table detection: line classes, tables, real and hostile files"),
     "tables-pdf": ("sbcrawl_dev.bench.tables_pdf", "PDF reader speed on a generated statistics PDF"),
+    "tables-corpora": ("sbcrawl_dev.bench.tables_corpora",
+                       "annotated sheets for table regions (SAUS, FUSTE, real files) fetched into a cache"),
     "tables-observations": ("sbcrawl_dev.bench.tables_observations",
                             "keyed observations and numbers true to the text, on real statistics files"),
 }

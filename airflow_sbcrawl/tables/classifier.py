@@ -54,20 +54,30 @@ class LineClassifier:
         x = np.vstack(xs) if xs else np.zeros((0, len(FEATURE_NAMES)))
         return x, ys
 
-    def fit(self, sheets: Sequence[Sequence[Sequence[str]]], labels: Sequence[Sequence[str]]) -> LineClassifier:
+    def fit(self, sheets: Sequence[Sequence[Sequence[str]]], labels: Sequence[Sequence[str]],
+            max_lines: int | None = None) -> LineClassifier:
         """Train on sheets (lists of rows of cell strings) and their per-line classes; returns ``self``.
 
         ``labels[k][i]`` is the class of line ``i`` of sheet ``k`` (``empty`` lines are left out); needs
-        scikit-learn.
+        scikit-learn. ``max_lines``: a sheet's lines weigh at most that many lines together, so that a few
+        sheets of thousands of lines do not outweigh all the others.
         """
+        x, y = self._stack(sheets, labels)
+        weight = None
+        if max_lines:
+            counts = [sum(1 for c in lab if c != "empty") for lab in labels]
+            weight = np.concatenate([np.full(n, min(1.0, max_lines / max(n, 1))) for n in counts])
+        return self.fit_features(x, y, weight)
+
+    def fit_features(self, x: np.ndarray, y: Sequence[str], weight: np.ndarray | None = None) -> LineClassifier:
+        """Train on a matrix of ``FEATURE_NAMES`` (one row per non-empty line) and the lines' classes."""
         from sklearn.linear_model import LogisticRegression
 
-        x, y = self._stack(sheets, labels)
         self.mean_ = x.mean(axis=0)
         self.scale_ = x.std(axis=0)
         self.scale_[self.scale_ < 1e-9] = 1.0
         model = LogisticRegression(C=self.C, max_iter=self.max_iter)
-        model.fit((x - self.mean_) / self.scale_, y)
+        model.fit((x - self.mean_) / self.scale_, y, sample_weight=weight)
         order = [list(model.classes_).index(c) for c in CLASSES if c in model.classes_]
         self.classes_ = tuple(model.classes_[order])
         self.coef_ = model.coef_[order]
@@ -106,7 +116,12 @@ class LineClassifier:
             if rows
             else np.zeros((0, len(FEATURE_NAMES)))
         )
-        proba = self._proba(feats) if rows else np.zeros((0, len(self.classes_)))
+        return self.classify_features(feats)
+
+    def classify_features(self, feats: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """Classes and class probabilities of lines given by their ``FEATURE_NAMES`` (``sheet_features``);
+        blank lines (fill 0) are ``empty`` with probabilities 0, ``repair``'s rules apply to the classes."""
+        proba = self._proba(feats) if len(feats) else np.zeros((0, len(self.classes_)))
         blank = feats[:, _F["fill"]] == 0  # a line's fill is its share of non-empty cells
         proba[blank] = 0.0
         names = self.classes_

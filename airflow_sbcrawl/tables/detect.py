@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Literal
 
 import numpy as np
 
@@ -26,8 +27,9 @@ from .body import (
 from .body import all_years as _all_years
 from .body import clean_label as _clean_label
 from .classifier import LineClassifier, default_classifier
-from .features import TEXT, cell_kinds
+from .features import EMPTY, FEATURE_NAMES, TEXT, cell_kinds, sheet_features
 from .model import DetectedTable, Provenance
+from .regions import RegionModel, default_region_model, final_classes, find_tables
 from .segment import ATTRIBUTE_LABEL, BODY, column_blocks, refine_classes, segments
 from .values import SheetCells
 
@@ -124,14 +126,18 @@ def build_table(
     values: np.ndarray | None = None,
     merged: Sequence[tuple[tuple[int, int], tuple[int, int]]] = (),
     zero_markers: frozenset[str] = frozenset(),
+    core: tuple[int, int] | None = None,
 ) -> DetectedTable:
     """One table of the sheet, lines ``span``; ``cells`` are the sheet's parsed cells (see SheetCells).
 
-    ``rows`` may be a block of the sheet's columns (a table beside another); ``col_offset`` is the sheet
-    column of its first one, so that the table's cells are placed in the sheet. ``kinds``, ``values``: the
-    block's ``features.cell_kinds``, when the caller has them. ``merged``: the block's merged ranges;
-    ``zero_markers``: markers the sheet's legend defines as zero. ``classes`` is not changed: lines read
-    otherwise here (a body line the classifier took for a header) are so in the table's ``line_classes``.
+    ``span`` holds the table with its titles above and notes under it; ``core`` is the table proper, its
+    header block and body (by default the whole span): the table's rows and ``line_classes``, its columns
+    those of its lines that are neither metadata nor notes. ``rows`` may be a block of the sheet's
+    columns (a table beside another); ``col_offset`` is the sheet column of its first one, so that the
+    table's cells are placed in the sheet. ``kinds``, ``values``: the block's ``features.cell_kinds``, when
+    the caller has them. ``merged``: the block's merged ranges; ``zero_markers``: markers the sheet's
+    legend defines as zero. ``classes`` is not changed: lines read otherwise here (a body line the
+    classifier took for a header) are so in the table's ``line_classes``.
     """
     if kinds is None or values is None:
         kinds, values = cell_kinds(cells.text, cells.decimal, cells)
@@ -139,7 +145,10 @@ def build_table(
     lines = list(range(a, b + 1))
     used = [i for i in lines if classes[i] != "empty"]
     framed = [i for i in used if classes[i] not in ("metadata", "notes")]  # titles and notes overhang
-    cols = np.flatnonzero((kinds[framed] != 0).any(axis=0)).tolist() if framed else []
+    if core is None:
+        core = span
+    framed = [i for i in framed if core[0] <= i <= core[1]]
+    cols = np.flatnonzero((kinds[framed] != EMPTY).any(axis=0)).tolist() if framed else []
     lo, hi = (min(cols), max(cols)) if cols else (0, max(len(rows[a]) - 1, 0))
     text = cells.text
     local, path_idx, attribute_idx, warnings = _header_block(rows, classes, lines, lo, hi, kinds, values, text)
@@ -178,13 +187,13 @@ def build_table(
     return DetectedTable(
         provenance=provenance,
         index=index,
-        first_row=a,
-        last_row=b,
+        first_row=core[0],
+        last_row=core[1],
         first_col=lo + col_offset,
         last_col=hi + col_offset,
         title=title,
         header=[list(rows[i][lo : hi + 1]) for i in sorted(path_idx + attribute_idx)],
-        line_classes=[local[i] for i in lines],
+        line_classes=[local[i] for i in range(core[0], core[1] + 1)],
         observations=obs,
         notes=notes,
         confidence=round(conf, 4),
@@ -305,6 +314,7 @@ def detect_tables(
     provenance: Provenance,
     classifier: LineClassifier | None = None,
     merged: Sequence[tuple[tuple[int, int], tuple[int, int]]] = (),
+    regions: RegionModel | Literal["rules"] | None = None,
 ) -> list[DetectedTable]:
     """Every table in one sheet, with its lines classified and its body in long form.
 
@@ -314,7 +324,7 @@ def detect_tables(
     caller decides whether to keep it). An empty sheet gives no table. ``merged``: the sheet's merged ranges
     (``readers.Sheet.merged``), whose text is carried over their cells in header lines.
     """
-    return classify_and_detect(rows, provenance, classifier, merged)[1]
+    return classify_and_detect(rows, provenance, classifier, merged, regions)[1]
 
 
 def classify_and_detect(
@@ -322,17 +332,21 @@ def classify_and_detect(
     provenance: Provenance,
     classifier: LineClassifier | None = None,
     merged: Sequence[tuple[tuple[int, int], tuple[int, int]]] = (),
+    regions: RegionModel | Literal["rules"] | None = None,
 ) -> tuple[list[str], list[DetectedTable]]:
     """The class of every line of the sheet, and the tables built from them.
 
     Tables side by side are classified apart, each on its block of columns; a line's class is then the
-    one it has in the first block where it is not empty.
+    one it has in the first block where it is not empty. ``classifier`` (the line model) and ``regions``
+    (where the tables are, ``regions.RegionModel``) default to the shipped models; ``regions="rules"``
+    frames the tables by the line classes alone (``segment.segments``), as when no region model is shipped.
     """
     width = max(map(len, rows), default=0)
     grid = [[*map(str, r), *[""] * (width - len(r))] for r in rows]
     if not grid or width == 0:
         return ["empty"] * len(grid), []
     clf = classifier or default_classifier()
+    model = default_region_model() if regions is None else None if regions == "rules" else regions
     cells = SheetCells.guess(grid)  # parsed once, for the line features and the tables alike
     kinds, values = cell_kinds(grid, cells.decimal, cells)
     if not provenance.detector_version:
@@ -348,11 +362,22 @@ def classify_and_detect(
         part = grid if whole else [r[lo : hi + 1] for r in grid]
         part_cells = cells if whole else cells.columns(lo, hi)
         kv = (kinds, values) if whole else (kinds[:, lo : hi + 1], values[:, lo : hi + 1])
-        classes, proba = clf.predict_proba_sheet(part, cells=part_cells, kinds_values=kv)
-        classes = refine_classes(classes, part_cells.text, *kv)
         spans = [((r0, c0 - lo), (r1, min(c1, hi) - lo)) for (r0, c0), (r1, c1) in merged if lo <= c0 <= hi]
-        for span in segments(classes):
-            tables.append(build_table(part, classes, proba, span, provenance, len(tables), part_cells, lo, *kv,
-                                      merged=spans, zero_markers=zero_markers))
+        if model is None:
+            classes, proba = clf.predict_proba_sheet(part, cells=part_cells, kinds_values=kv)
+            classes = refine_classes(classes, part_cells.text, *kv)
+            found = [(a, a, b, b) for a, b in segments(classes)]
+        else:
+            feats = sheet_features(part, cells=part_cells, kinds_values=kv, layout=True)
+            classes, proba = clf.classify_features(feats[:, : len(FEATURE_NAMES)])
+            role_proba, decisions = model.decide(feats, proba, kv[0])
+            found = find_tables(decisions, role_proba)
+            classes = final_classes(classes, proba, role_proba, decisions, found)
+        for top, first, last, bottom in found:
+            if model is not None and not any(c in BODY for c in classes[first : last + 1]):
+                continue  # a header without a body is no table
+            tables.append(build_table(part, classes, proba, (top, bottom), provenance, len(tables), part_cells, lo,
+                                      *kv, merged=spans, zero_markers=zero_markers,
+                                      core=None if model is None else (first, last)))
         line_classes = [c if c != "empty" else b for c, b in zip(line_classes, classes, strict=True)]
     return line_classes, tables

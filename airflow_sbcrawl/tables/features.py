@@ -103,6 +103,19 @@ NEIGHBOUR_FEATURES = [f"{side}{d}_{name}" for side in ("prev", "next") for d in 
     f"{side}_blank_gap" for side in ("prev", "next")
 ]
 FEATURE_NAMES = BASE_FEATURES + CONTEXT_FEATURES + NEIGHBOUR_FEATURES
+# How a line sits among its neighbours, for the region model (``regions``): a table's lines share their
+# columns and the kinds in them, a sparse body's label-only lines too (their labels stand where the
+# body's labels stand), while a title or a new table's header breaks the pattern; a next table's header
+# often repeats the first's. Not among the line model's features: ``sheet_features(layout=True)``.
+LAYOUT_FEATURES = [
+    "layout_prev",  # Jaccard of the non-empty columns with the previous non-empty line
+    "layout_next",
+    "kinds_prev",  # share of the two lines' columns holding the same kind (number, text) in both
+    "kinds_next",
+    "labels_only",  # no number, every cell in a column of labels of the body (a label line of a body)
+    "repeats_first",  # share of the cells repeating the sheet's first line, column by column
+    "repeats_above",  # ... repeating the nearest line of words above (two cells or more, no number)
+]
 
 
 _B = {name: k for k, name in enumerate(BASE_FEATURES)}
@@ -434,8 +447,10 @@ def sheet_features(
     decimal: str | None = None,
     cells: SheetCells | None = None,
     kinds_values: tuple[np.ndarray, np.ndarray] | None = None,
+    layout: bool = False,
 ) -> np.ndarray:
     """A (lines x FEATURE_NAMES) matrix for one sheet; empty lines get a row too (they are never classified).
+    With ``layout``, the ``LAYOUT_FEATURES`` follow as more columns.
 
     ``cells`` (the sheet's parsed cells, decimal guessed when ``decimal`` is None) can be passed in by a
     caller that needs the same parses afterwards, and ``kinds_values`` (``cell_kinds`` of those cells) by
@@ -443,7 +458,7 @@ def sheet_features(
     """
     n = len(rows)
     if n == 0:
-        return np.zeros((0, len(FEATURE_NAMES)))
+        return np.zeros((0, len(FEATURE_NAMES) + (len(LAYOUT_FEATURES) if layout else 0)))
     if cells is None:
         cells = SheetCells.guess(rows) if decimal is None else SheetCells(rows, decimal)
     kinds, values = kinds_values if kinds_values is not None else cell_kinds(rows, cells.decimal, cells)
@@ -518,7 +533,56 @@ def sheet_features(
     gaps = np.minimum(np.diff(order) - 1, 4) / 4  # blank lines between consecutive non-empty lines
     neighbours[order, -2] = np.concatenate([[1.0], gaps])
     neighbours[order, -1] = np.concatenate([gaps, [1.0]])
+    if layout:
+        extra = _neighbourhood(cells.text, kinds, order, numeric_cols, col_num, col_text)
+        return np.hstack([base, context, neighbours, extra])
     return np.hstack([base, context, neighbours])
+
+
+def _neighbourhood(text: list[list[str]], kinds: np.ndarray, order: np.ndarray, numeric_cols: np.ndarray,
+                   col_num: np.ndarray, col_text: np.ndarray) -> np.ndarray:
+    """The LAYOUT_FEATURES of every line (zeros for blank lines); ``order``: the non-empty lines.
+
+    Layouts and kinds are compared in numpy over the lines' cells; texts are compared only on lines without
+    a number (the header-like lines), cell by cell.
+    """
+    n = len(kinds)
+    out = np.zeros((n, len(LAYOUT_FEATURES)))
+    if len(order) == 0:
+        return out
+    used = kinds[order] != EMPTY
+    figure = (kinds[order] == NUMBER) | (kinds[order] == MARKER)
+    kind3 = np.where(figure, 1, np.where(used, 2, 0))
+    for slot, shift in ((0, 1), (1, -1)):  # previous, next
+        if len(order) < 2:
+            continue
+        a, b = (used[1:], used[:-1]) if shift == 1 else (used[:-1], used[1:])
+        ka, kb = (kind3[1:], kind3[:-1]) if shift == 1 else (kind3[:-1], kind3[1:])
+        union = (a | b).sum(axis=1)
+        jaccard = (a & b).sum(axis=1) / np.maximum(union, 1)
+        same = ((ka == kb) & (a | b)).sum(axis=1) / np.maximum(union, 1)
+        at = order[1:] if shift == 1 else order[:-1]
+        out[at, slot] = jaccard
+        out[at, slot + 2] = same
+    # a column of labels: the body's lines hold more text than figures there
+    label_cols = (col_text > col_num) & (col_text > 0)
+    no_figure = ~figure.any(axis=1)
+    out[order, 4] = no_figure & ~(used & ~label_cols).any(axis=1) & label_cols.any()
+    words = np.flatnonzero(no_figure).tolist()  # positions in order of the lines without a figure
+    first = text[int(order[0])]
+    n_used = used.sum(axis=1).tolist()
+    above: int | None = None  # row of the nearest line of words (2+ cells, no figure) seen so far
+    wordy = set(np.flatnonzero(no_figure & (used.sum(axis=1) >= 2)).tolist())
+    for pos in words:
+        row = text[int(order[pos])]
+        if pos:
+            out[order[pos], 5] = sum(1 for c, f in zip(row, first, strict=False) if c and c == f) / n_used[pos]
+        if above is not None:
+            ref = text[above]
+            out[order[pos], 6] = sum(1 for c, f in zip(row, ref, strict=False) if c and c == f) / n_used[pos]
+        if pos in wordy:
+            above = int(order[pos])
+    return out
 
 
 def _blank_run_above(blank: np.ndarray) -> np.ndarray:

@@ -2,6 +2,8 @@
 
     python -m sbcrawl_dev bench tables [--data FILE] [--cv K] [--train OUT.json] [--multi N] [--large]
     python -m sbcrawl_dev bench tables --real [DIR]      (annotated real statistics files, tables_real.py)
+    python -m sbcrawl_dev bench tables --regions [--corpora saus,fuste,real] [--loco]   (tables_regions.py)
+    python -m sbcrawl_dev bench tables --regions --train-regions   (refit the shipped region_model.json)
 
 Prints per-class precision/recall/F1, macro-F1 over the six non-empty classes, table recall and precision
 at IoU >= 0.5 (every annotated sheet is one table), and the CPU time of detection (features + classification
@@ -21,7 +23,6 @@ import argparse
 import gc
 import gzip
 import json
-import os
 import statistics
 import sys
 import time
@@ -32,21 +33,9 @@ from airflow_sbcrawl.tables.classifier import CLASSES, LineClassifier, default_c
 from airflow_sbcrawl.tables.detect import classify_and_detect
 from airflow_sbcrawl.tables.model import Provenance
 from sbcrawl_dev.bench import tables_devset
+from sbcrawl_dev.bench.tables_corpora import ENV_VAR, default_data_path
 
 _PROV = Provenance("bench", "bench")
-
-ENV_VAR = "SBCRAWL_TABLES_DATA"
-
-
-def default_data_path() -> Path:
-    env = os.environ.get(ENV_VAR)
-    if env:
-        return Path(env)
-    repo = Path(__file__).resolve().parents[2]
-    # next to the repository, or next to a folder holding it (a git worktree under wt/)
-    candidates = [base / "shared" / "data" / "tables" / "saus.jl.gz" for base in repo.parents[:2]]
-    return next((c for c in candidates if c.exists()), candidates[0])
-
 
 def load_sheets(path: str | Path) -> list[dict]:
     path = Path(path)
@@ -301,9 +290,28 @@ def main(argv: list[str] | None = None) -> int:
         help="only: annotated real statistics files (DIR with expected.json, default tests/data/tables_real)",
     )
     parser.add_argument("--large", action="store_true", help="also time sheets of 10,000 and 100,000 cells")
+    parser.add_argument("--regions", action="store_true",
+                        help="only: table regions per cached corpus ('bench tables-corpora fetch' first)")
+    parser.add_argument("--corpora", default="", help="--regions: comma-separated corpora (default: all cached)")
+    parser.add_argument("--loco", action="store_true",
+                        help="--regions: also leave-one-corpus-out (train on the others, score the held-out one)")
+    parser.add_argument("--train-regions", action="store_true",
+                        help="--regions: refit the region models on every cached corpus and write region_model.json")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
     args = parser.parse_args(argv)
     out = sys.stdout
+    if args.regions and args.train_regions:
+        from sbcrawl_dev.bench.tables_regions import train_shipped
+
+        print(f"wrote {train_shipped()}", file=out)
+        return 0
+    if args.regions:
+        from sbcrawl_dev.bench.tables_regions import main as regions_main
+
+        result = regions_main([c for c in args.corpora.split(",") if c], loco=args.loco, out=out)
+        if args.json:
+            print(json.dumps(result), file=out)
+        return 0 if result else 2
     if args.hostile is not None:
         from sbcrawl_dev.bench.tables_hostile import main as hostile_main
 

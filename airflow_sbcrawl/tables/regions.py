@@ -1,0 +1,230 @@
+"""Where the tables of a block of columns are: two learned models over its lines, and how their answers
+become tables.
+
+A table is a header block and a body; titles, units and sources above it and notes under it are its
+metadata, not part of it. Two gradient-boosted models, fitted on annotated real sheets (SAUS, FUSTE and
+statistics offices' files) and shipped as JSON (``region_model.json``), decide:
+
+- the **role** of every line: ``metadata`` (a title, a unit, a source above a table), ``header``, ``body``
+  (data, group labels, totals) or ``notes``, from the line's features and the line model's classes;
+- for the lines where a table may begin or end (``candidates``: after a blank line or an outside line,
+  header and outside lines, lines of labels without a figure), whether the line **starts** a table,
+  **continues** the one above, or lies **outside** any table. A label line of a sparse body continues its
+  table; a new header, or a title over one, starts the next.
+
+``find_tables`` then reads the decisions top to bottom: a table runs from a start to the last line that
+continues it; the outside lines between two tables are the next one's title when their role is metadata,
+else the previous one's notes.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from .boosted import BoostedTrees
+from .features import EMPTY, FEATURE_NAMES, LAYOUT_FEATURES, MARKER, NUMBER
+
+ROLES = ("metadata", "header", "body", "notes")
+DECISIONS = ("start", "continue", "outside")
+PARAMS_FILE = "region_model.json"
+#: The line model's classes, in the order of its probabilities (``classifier.CLASSES``)
+LINE_CLASSES = ("metadata", "header", "group", "data", "derived", "notes")
+_BODY = 2
+START_EXTRA = [f"{side}_{role}" for side in ("this", "prev", "next") for role in ROLES] + [
+    "shape_change",  # the columns of the 3 lines above against those of this line and the 2 below
+    "figures_above",  # share of the 3 lines above holding a figure
+    "figures_below",  # ... of this line and the 2 below
+    "is_first",
+]
+#: The region model's line features: the line model's and how the line sits among its neighbours
+LINE_FEATURES = FEATURE_NAMES + LAYOUT_FEATURES
+ROLE_FEATURES = LINE_FEATURES + [f"line_{c}" for c in LINE_CLASSES]
+START_FEATURES = LINE_FEATURES + START_EXTRA
+
+
+def role_inputs(feats: np.ndarray, line_proba: np.ndarray) -> np.ndarray:
+    """The role model's input: the line features and the line model's class probabilities."""
+    return np.hstack([feats, line_proba])
+
+
+def candidates(role: np.ndarray, order: np.ndarray, figures: np.ndarray) -> np.ndarray:
+    """Positions (in ``order``, the non-empty lines) of the lines where a table may begin or end.
+
+    Every line but a body line with a figure right under another body line, with no blank line between:
+    those only continue their table.
+    """
+    if len(order) == 0:
+        return np.zeros(0, dtype=np.intp)
+    body = role == _BODY
+    after_body = np.concatenate([[False], body[:-1] & (np.diff(order) == 1)])
+    plain = body & after_body & figures
+    return np.flatnonzero(~plain)
+
+
+def start_inputs(feats: np.ndarray, role_proba: np.ndarray, order: np.ndarray, used: np.ndarray,
+                 figures: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The start model's input for the candidate positions ``at`` (in ``order``).
+
+    ``role_proba``, ``used`` (non-empty cells) and ``figures`` (a number or marker on the line) are those
+    of the non-empty lines, in ``order``.
+    """
+    m = len(order)
+    pad = np.zeros((1, role_proba.shape[1]))
+    padded = np.vstack([pad, role_proba, pad])
+    extra = np.zeros((len(at), len(START_EXTRA)))
+    k = len(ROLES)
+    extra[:, 0:k] = padded[at + 1]
+    extra[:, k : 2 * k] = padded[at]
+    extra[:, 2 * k : 3 * k] = padded[at + 2]
+    # The union of the columns of up to 3 lines above / from this one down, by cumulative counts
+    cum_used = np.vstack([np.zeros((1, used.shape[1]), dtype=np.int32), np.cumsum(used, axis=0, dtype=np.int32)])
+    cum_fig = np.concatenate([[0], np.cumsum(figures)])
+    lo, hi = np.maximum(at - 3, 0), np.minimum(at + 3, m)
+    above = (cum_used[at] - cum_used[lo]) > 0
+    below = (cum_used[hi] - cum_used[at]) > 0
+    union = (above | below).sum(axis=1)
+    extra[:, 3 * k] = np.where(at > 0, 1.0 - (above & below).sum(axis=1) / np.maximum(union, 1), 0.0)
+    extra[:, 3 * k + 1] = (cum_fig[at] - cum_fig[lo]) / np.maximum(at - lo, 1)
+    extra[:, 3 * k + 2] = (cum_fig[hi] - cum_fig[at]) / np.maximum(hi - at, 1)
+    extra[:, 3 * k + 3] = at == 0
+    return np.hstack([feats[order[at]], extra])
+
+
+class RegionModel:
+    """The role and start models (``BoostedTrees``), loaded from JSON; see the module's docstring."""
+
+    def __init__(self, roles: BoostedTrees, starts: BoostedTrees) -> None:
+        self.roles = roles
+        self.starts = starts
+
+    def decide(self, feats: np.ndarray, line_proba: np.ndarray, kinds: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """Role probabilities (lines x ``ROLES``, zeros on blank lines) and every line's decision (one of
+        ``DECISIONS``, "" for blank lines)."""
+        n = len(kinds)
+        used_all = kinds != EMPTY
+        order = np.flatnonzero(used_all.any(axis=1))
+        role_proba = np.zeros((n, len(ROLES)))
+        decisions = [""] * n
+        if len(order) == 0:
+            return role_proba, decisions
+        rp = self.roles.proba(role_inputs(feats[order], line_proba[order]))
+        role_proba[order] = rp
+        role = rp.argmax(axis=1)
+        k = kinds[order]
+        figures = ((k == NUMBER) | (k == MARKER)).any(axis=1)
+        at = candidates(role, order, figures)
+        outcome = np.full(len(order), 1)  # continue
+        if len(at):
+            x = start_inputs(feats, rp, order, used_all[order], figures, at)
+            outcome[at] = self.starts.proba(x).argmax(axis=1)
+        for pos, i in enumerate(order.tolist()):
+            decisions[i] = DECISIONS[outcome[pos]]
+        return role_proba, decisions
+
+    def to_dict(self) -> dict:
+        """The parameters as plain JSON (what ``region_model.json`` holds)."""
+        return {"kind": "region-model", "roles": ROLES, "decisions": DECISIONS, "role_features": ROLE_FEATURES,
+                "start_features": START_FEATURES, "role_model": self.roles.to_dict(),
+                "start_model": self.starts.to_dict()}
+
+    @classmethod
+    def from_dict(cls, params: dict) -> RegionModel:
+        """A model from ``to_dict``'s output; ``ValueError`` when it was fitted on other features."""
+        if params.get("role_features") != ROLE_FEATURES or params.get("start_features") != START_FEATURES:
+            raise ValueError("region model was fitted on other features; refit it (bench tables --regions --fit)")
+        return cls(BoostedTrees.from_dict(params["role_model"]), BoostedTrees.from_dict(params["start_model"]))
+
+    def save(self, path: str | Path) -> None:
+        """Write the parameters as one line of JSON (never a pickle: loading it runs no code)."""
+        Path(path).write_text(json.dumps(self.to_dict(), separators=(",", ":")) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> RegionModel:
+        """The given parameters, or those shipped with the package; ``ValueError`` as ``from_dict``."""
+        if path is None:
+            text = resources.files(__package__).joinpath(PARAMS_FILE).read_text()
+        else:
+            text = Path(path).read_text()
+        return cls.from_dict(json.loads(text))
+
+
+_DEFAULT: RegionModel | None = None
+_LOADED = False
+
+
+def default_region_model() -> RegionModel | None:
+    """The shipped region model, loaded once per process and shared (it is only read); None when the
+    package ships none (the detector then frames tables by its rules, ``segment.segments``)."""
+    global _DEFAULT, _LOADED
+    if not _LOADED:
+        _LOADED = True
+        if resources.files(__package__).joinpath(PARAMS_FILE).is_file():
+            _DEFAULT = RegionModel.load()
+    return _DEFAULT
+
+
+def find_tables(decisions: list[str], role_proba: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Tables from the lines' decisions: for each, (span first, first, last, span last), where first..last
+    is the table proper and the span adds its titles above and its notes under it.
+
+    A table runs from a start (or a continuing line with no table above) to the last line continuing it.
+    Above the first table every line is its title; between two tables, the run of metadata-role lines
+    right above the second is its title and the lines before it notes of the first; under the last table
+    every line is its notes.
+    """
+    cores: list[list[int]] = []
+    for i, d in enumerate(decisions):
+        if d == "start" or (d == "continue" and not cores):
+            cores.append([i, i])
+        elif d == "continue":
+            cores[-1][1] = i
+    tops = []
+    for k, (a, _) in enumerate(cores):
+        gap = [i for i in range(cores[k - 1][1] + 1 if k else 0, a) if decisions[i]]
+        top = gap[0] if gap and not k else a
+        if k:
+            for i in reversed(gap):
+                if int(role_proba[i].argmax()) != 0:
+                    break
+                top = i
+        tops.append(top)
+    out = []
+    for k, (a, b) in enumerate(cores):
+        limit = tops[k + 1] if k + 1 < len(cores) else len(decisions)
+        tail = [i for i in range(b + 1, limit) if decisions[i]]
+        out.append((tops[k], a, b, tail[-1] if tail else b))
+    return out
+
+
+def final_classes(line_classes: list[str], line_proba: np.ndarray, role_proba: np.ndarray, decisions: list[str],
+                  tables: list[tuple[int, int, int, int]]) -> list[str]:
+    """Every line's class once the tables are known: titles above a table are metadata and lines under it
+    notes; inside, a header-role line is a header and a body-role line data, group or derived as the line
+    model says; a line inside that the start model kept out (a note between two parts) is a note."""
+    out = ["empty" if not d else c for c, d in zip(line_classes, decisions, strict=True)]
+    inner = [LINE_CLASSES.index(c) for c in ("header", "group", "data", "derived")]
+    names = ("header", "group", "data", "derived")
+    for top, a, b, bottom in tables:
+        for i in range(top, a):
+            if out[i] != "empty":
+                out[i] = "metadata"
+        for i in range(b + 1, bottom + 1):
+            if out[i] != "empty":
+                out[i] = "notes"
+        for i in range(a, b + 1):
+            if out[i] == "empty":
+                continue
+            role = int(role_proba[i].argmax())
+            if decisions[i] == "outside":
+                out[i] = "notes"
+            elif role == 1:
+                out[i] = "header"
+            elif role == _BODY:
+                out[i] = names[1 + int(np.argmax(line_proba[i, inner[1:]]))]
+            else:  # kept in the table although its role is outside: what the line model says it is inside
+                out[i] = names[int(np.argmax(line_proba[i, inner]))]
+    return out

@@ -1,0 +1,112 @@
+"""The learned region model: its trees evaluated in numpy as scikit-learn does, its JSON, the tables it
+finds on a hand-built sheet, and the leave-one-corpus-out split."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from airflow_sbcrawl.tables.boosted import BoostedTrees
+from airflow_sbcrawl.tables.detect import classify_and_detect
+from airflow_sbcrawl.tables.model import Provenance
+from airflow_sbcrawl.tables.regions import PARAMS_FILE, RegionModel, find_tables
+
+PROV = Provenance("test", "test")
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_boosted_trees_give_scikit_learns_probabilities_after_a_json_round_trip(classes):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(600, 5))
+    y = (x[:, 0] + 0.5 * x[:, 1] > 0).astype(int) + (classes == 3) * (x[:, 2] > 1)
+    model = HistGradientBoostingClassifier(max_iter=20, max_depth=3, random_state=0).fit(x, y)
+    trees = BoostedTrees.from_dict(json.loads(json.dumps(BoostedTrees.from_sklearn(model).to_dict())))
+    test = rng.normal(size=(200, 5))
+    np.testing.assert_allclose(trees.proba(test), model.predict_proba(test), atol=1e-6)
+
+
+def _sheet(rng: np.random.Generator, tables: int) -> dict:
+    """A sheet of ``tables`` stacked tables, each under a title and a unit line with a source under it,
+    some body lines a label without figures (a sparse body); its annotated ranges and line classes."""
+    rows: list[list[str]] = []
+    lines: list[str] = []
+    ranges = []
+    width = int(rng.integers(3, 6))
+    for t in range(tables):
+        if t:
+            rows.append([""] * width)
+            lines.append("empty")
+        rows.append([f"Table {t + 1}. Persons by area and year"] + [""] * (width - 1))
+        rows.append(["(in thousands)"] + [""] * (width - 1))
+        lines += ["metadata", "metadata"]
+        first = len(rows)
+        rows.append(["Area"] + [str(2000 + k) for k in range(width - 1)])
+        lines.append("header")
+        for k in range(int(rng.integers(6, 14))):
+            if rng.random() < 0.2:
+                rows.append([f"Group {k}"] + [""] * (width - 1))
+                lines.append("group")
+            else:
+                rows.append([f"Area {k}"] + [str(int(v)) for v in rng.integers(10, 999, width - 1)])
+                lines.append("data")
+        ranges.append({"range": [first, len(rows) - 1, 0, width - 1], "header": [first, first]})
+        rows.append(["Source: statistics office"] + [""] * (width - 1))
+        lines.append("notes")
+    return {"id": str(rng.integers(1 << 30)), "rows": rows, "tables": ranges, "lines": lines}
+
+
+@pytest.fixture(scope="module")
+def fitted_on_sheets(tmp_path_factory):
+    """Region models fitted on generated sheets, written as JSON and read back."""
+    from airflow_sbcrawl.tables.classifier import default_classifier
+    from sbcrawl_dev.bench.tables_train import fit_models, prepare
+
+    rng = np.random.default_rng(7)
+    sheets = [_sheet(rng, int(rng.integers(1, 4))) for _ in range(60)]
+    fitted = fit_models(prepare({"generated": sheets}), line=default_classifier(), role_iter=30, start_iter=30)
+    path = tmp_path_factory.mktemp("regions") / PARAMS_FILE
+    fitted.regions.save(path)
+    return path, rng
+
+
+def test_region_models_are_saved_as_json_and_find_stacked_tables_apart(fitted_on_sheets):
+    path, rng = fitted_on_sheets
+    params = json.loads(path.read_text())  # plain JSON, nothing to unpickle
+    assert params["kind"] == "region-model"
+    model = RegionModel.load(path)
+    for _ in range(5):
+        sheet = _sheet(rng, 2)
+        _, tables = classify_and_detect(sheet["rows"], PROV, regions=model)
+        found = [[t.first_row, t.last_row, t.first_col, t.last_col] for t in tables if t.observations]
+        assert found == [t["range"] for t in sheet["tables"]]
+        assert [t.title.startswith("Table") for t in tables] == [True, True]
+
+
+def test_a_model_fitted_on_other_features_is_refused(fitted_on_sheets):
+    params = json.loads(fitted_on_sheets[0].read_text())
+    params["role_features"] = params["role_features"][:-1]
+    with pytest.raises(ValueError, match="other features"):
+        RegionModel.from_dict(params)
+
+
+def test_find_tables_reads_decisions_top_to_bottom():
+    # title, header, 2 body lines, a note, a blank, a title, a new header, a body line
+    decisions = ["outside", "start", "continue", "continue", "outside", "", "outside", "start", "continue"]
+    role = np.zeros((len(decisions), 4))
+    for i, r in enumerate([0, 1, 2, 2, 3, 0, 0, 1, 2]):
+        role[i, r] = 1.0
+    assert find_tables(decisions, role) == [(0, 1, 3, 4), (6, 7, 8, 8)]
+
+
+def test_leave_one_corpus_out_never_learns_from_the_held_out_corpus():
+    from sbcrawl_dev.bench.tables_train import SheetData, loco_split
+
+    data = [SheetData(c, {"id": f"{c}{k}", "rows": [], "tables": []}, np.zeros((0, 1)), [])
+            for c in ("saus", "fuste", "real") for k in range(3)]
+    for held in ("saus", "fuste", "real"):
+        train = loco_split(data, held)
+        assert {d.corpus for d in train} == {"saus", "fuste", "real"} - {held} and len(train) == 6
