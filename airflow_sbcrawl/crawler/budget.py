@@ -69,6 +69,13 @@ class Budget:
             if self.journal is not None:
                 self.journal.restore(requests, nbytes)
 
+    def raise_if_spent(self) -> None:
+        """``BudgetExhausted`` when the requests or the bytes are all spent."""
+        if self.requests >= self.max_requests:
+            raise BudgetExhausted("request budget spent")
+        if self.bytes >= self.max_bytes:
+            raise BudgetExhausted("byte budget spent")
+
     def reserve_request(self) -> None:
         """Count one request before it is sent; raise if it would exceed the budget."""
         with self._lock:

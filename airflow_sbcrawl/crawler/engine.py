@@ -31,7 +31,7 @@ import numpy as np
 from airflow_sbcrawl.crawler import checkpoint_v1
 from airflow_sbcrawl.crawler import memory as site_memory
 from airflow_sbcrawl.crawler import state as ckpt
-from airflow_sbcrawl.crawler.budget import Budget, BudgetExhausted, CrawlInterrupted, StopRequested
+from airflow_sbcrawl.crawler.budget import Budget, CrawlInterrupted, StopRequested
 from airflow_sbcrawl.crawler.classify import LABEL_NAMES, OracleClassifier, UrlClassifier
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.downloader import Downloader
@@ -43,7 +43,6 @@ from airflow_sbcrawl.crawler.labelling import LinkLabeller
 from airflow_sbcrawl.crawler.manifest import Manifest, usable_rows
 from airflow_sbcrawl.crawler.mimes import dataset_extensions
 from airflow_sbcrawl.crawler.policies import Policy, make_policy
-from airflow_sbcrawl.crawler.policies.base import NewLink
 from airflow_sbcrawl.crawler.reader import PageReader
 from airflow_sbcrawl.crawler.redirects import Redirects
 from airflow_sbcrawl.crawler.robots import RobotsRules, robots_txt_reader, start_allowed
@@ -55,9 +54,9 @@ from airflow_sbcrawl.crawler.urls import Scope, host_of
 from airflow_sbcrawl.crawler.warm import (
     RECRAWL_SHARE,
     Changes,
-    MemoryIndex,
     Observations,
     RevisitPlan,
+    add_frontier,
     build_memory,
     restore_model,
 )
@@ -72,9 +71,6 @@ _STRUCTURAL = ("start_url", "policy", "ngram", "dim_log2", "hash_width", "hash_p
                "tagpath_ignore_digits")
 # Parts a checkpoint of an older version may lack.
 _ADDED_PARTS = frozenset({"equivalences"})
-# Saving a checkpoint grows with the frontier; spacing them by this multiple of the last save's duration
-# keeps its share of the crawl's time under 5 % however large the frontier gets.
-_CHECKPOINT_SHARE = 20
 
 
 class Crawler:
@@ -139,12 +135,10 @@ class Crawler:
                                  outcomes=self.run_state.outcomes, equivalences=self.equivalences)
         self._asking: set[int] = set()  # links whose request is in flight or queued (along its redirects)
         self._awaiting = 0  # pages handed out without feedback
-        self._checkpoint_due = False
+        self._timer = ckpt.CheckpointTimer(config.checkpoint_every_pages, config.checkpoint_every_seconds)
         self._seq = 0
         self._valid_seq: int | None = None  # the newest checkpoint known sound: retention never drops it
-        self._pages_at_checkpoint = 0
-        self._last_checkpoint = self._started = time.monotonic()
-        self._checkpoint_cost = self._last_progress = 0.0
+        self._started, self._last_progress = time.monotonic(), 0.0
         self.resumed_from: int | None = None
 
     @property
@@ -201,11 +195,14 @@ class Crawler:
     # -- start, resume, end ----------------------------------------------------------------------------
     def _prepare(self, resume: bool, fresh: bool) -> bool:
         """Restore or start; returns True when the start page still has to be crawled."""
-        self._memory = memory = self._load_memory(fresh)
+        memory = None
+        if self.memory_store is not None:
+            memory = site_memory.load_for_run(self.memory_store, self.config.start_url, discard_unusable=fresh)
+        self._memory = memory
         checkpointed = (0, 0)
         if self.store is not None:
             has_state = bool(self.store.checkpoints()) or bool(self.store.journal_lines())
-            if has_state and not (resume or fresh) and self._disposable(memory):
+            if has_state and not (resume or fresh) and ckpt.disposable(self.store, memory.run_id if memory else ""):
                 fresh = True  # the last run finished and left its memory, or crawled nothing: start afresh
             if has_state and not (resume or fresh):
                 raise StateExists(
@@ -240,35 +237,6 @@ class Crawler:
             return True
         return False
 
-    def _load_memory(self, fresh: bool) -> site_memory.SiteMemory | None:
-        """The site memory of earlier runs. One that cannot be used (another site's, another format) is an
-        error, unless ``fresh``: a fresh start discards it, as it discards the run state."""
-        if self.memory_store is None:
-            return None
-        try:
-            return site_memory.load(self.memory_store, self.config.start_url)
-        except site_memory.SiteMemoryError as exc:
-            if not fresh:
-                raise
-            log.warning("%s: discarded (a fresh start)", exc)
-            for seq in self.memory_store.checkpoints():
-                self.memory_store.delete(seq)
-            return None
-
-    def _disposable(self, memory: site_memory.SiteMemory | None) -> bool:
-        """Whether the run state in the store need not be resumed: that of the run that wrote ``memory``
-        (it finished), or of a run that crawled no page (its start host could not be reached)."""
-        try:
-            loaded = ckpt.load_latest(self.store)
-        except ckpt.CheckpointError:
-            return False
-        if loaded is None:
-            return False
-        run = loaded[1].get("run") or loaded[1]  # (version 1 kept the run's fields at the top level)
-        if run.get("pages") == 0 and run.get("targets") == 0:
-            return True
-        return memory is not None and bool(memory.run_id) and run.get("run_id") == memory.run_id
-
     def _write_memory(self) -> None:
         """At the end of a run that was not stopped from outside: the site memory for the next run."""
         if self.memory_store is None or self._stop.is_set():
@@ -301,10 +269,7 @@ class Crawler:
         urls = state["links"].pop("urls")  # the bulk of a checkpoint: a file of its own
         ckpt.save(self.store, self._seq, ckpt.encode(state, arrays, urls), valid=self._valid_seq)
         self._valid_seq = self._seq
-        self._pages_at_checkpoint = self.run_state.pages
-        self._last_checkpoint = time.monotonic()
-        self._checkpoint_cost = self._last_checkpoint - began
-        self._checkpoint_due = False
+        self._timer.saved(self.run_state.pages, began)
 
     def _restore(self, seq: int, state: dict, arrays: dict[str, np.ndarray], urls: list[str]) -> None:
         """Take back checkpoint ``seq`` (as ``state.load_latest`` reads it): what ``run(resume=True)`` does
@@ -330,25 +295,19 @@ class Crawler:
         self.scheduler.restore_later(self.links)
         if self.changes.memory is not None:
             self._warm_plan(state["plan"])
-        self._pages_at_checkpoint = self.run_state.pages
+        self._timer.saved(self.run_state.pages, time.monotonic())
 
     def _warm_plan(self, state: dict | None) -> None:
         """The warm crawl's plan: made from the memory at a warm start (``state`` None), which also hands the
         model the memory's run learned to the policy and the classifier; or restored."""
-        memory, allowance = self.changes.memory, int(RECRAWL_SHARE * self.config.max_requests)
+        memory = self.changes.memory
         assert memory is not None
-        if state is not None:
-            plan = RevisitPlan(MemoryIndex(memory, self.links, self.changes.known), self.changes, self.observations,
-                               allowance, self.scheduler.add)
-            plan.restore(state, {})
-        else:
+        if state is None:
             restore_model(memory, self.config, self.policy, self.classifier)
             self.scheduler.stopper.prior(len(memory.datasets), len(memory.read_urls))
-            plan = RevisitPlan.seeded(memory, self.links, self.changes, self.observations, allowance,
-                                      self.scheduler.add, self.config.start_url)
-            log.info("warm start from the memory of run %s: %d datasets, %d pages", memory.run_id,
-                     len(self.changes.known), len(memory.pages))
-        self.scheduler.plan = plan
+        self.scheduler.plan = RevisitPlan.for_run(memory, state, self.links, self.changes, self.observations,
+                                                  int(RECRAWL_SHARE * self.config.max_requests),
+                                                  self.scheduler.add, self.config.start_url)
 
     def _explore_frontier(self) -> None:
         """A warm run goes on exploring where the last runs stopped: the links they met and never fetched
@@ -357,17 +316,7 @@ class Crawler:
         memory = self.changes.memory
         if memory is None or not memory.frontier or self.scheduler.plan is None:
             return
-        links, fresh = self.links, []
-        for waiting in memory.frontier:
-            if waiting.url in links or waiting.url not in self.scope or not self.robots.allowed(waiting.url):
-                continue
-            parent = links.ids.get(waiting.parent, -1)
-            if parent < 0 and waiting.parent:
-                # (a page read by an earlier run: in the table so the new pages' chains reach the start)
-                parent = links.add(waiting.parent, max(0, waiting.depth - 1), -1, None)
-            link_id = links.add(waiting.url, waiting.depth, parent, waiting.tag_path or None)
-            links.predicted[link_id] = waiting.label
-            fresh.append(NewLink(link_id, waiting.url, waiting.tag_path, "", waiting.depth))
+        fresh = add_frontier(memory, self.links, lambda url: url in self.scope and self.robots.allowed(url))
         self.scheduler.plan.defer(fresh)
         log.info("warm start: %d links of the last runs' frontier to explore", len(fresh))
 
@@ -401,7 +350,7 @@ class Crawler:
                 raise StopRequested(self._stop_reason or "stop requested")
             self._send()
             if not self.downloader.in_flight:
-                if self._checkpoint_due:
+                if self._timer.due:
                     self.checkpoint()
                     continue
                 return self._idle_reason()
@@ -413,10 +362,7 @@ class Crawler:
         """Why nothing could be sent with nothing in flight."""
         if self.scheduler.ends_crawl():
             return self.scheduler.end_reason()
-        if self.budget.requests >= self.budget.max_requests:
-            raise BudgetExhausted("request budget spent")
-        if self.budget.bytes >= self.budget.max_bytes:
-            raise BudgetExhausted("byte budget spent")
+        self.budget.raise_if_spent()
         return "frontier exhausted: every reachable page was crawled"
 
     def _wind_down(self) -> None:
@@ -439,12 +385,8 @@ class Crawler:
         run.page_done(self.budget.requests)
         self.scheduler.page_done(run.pages, run.targets)
         now = time.monotonic()
-        since = now - self._last_checkpoint
-        if self.store is not None and (
-            run.pages - self._pages_at_checkpoint >= self.config.checkpoint_every_pages
-            or since >= self.config.checkpoint_every_seconds
-        ) and since >= _CHECKPOINT_SHARE * self._checkpoint_cost:
-            self._checkpoint_due = True
+        if self.store is not None:
+            self._timer.page_done(run.pages, now)
         if self.on_progress is not None and now - self._last_progress >= 0.2:
             self._last_progress = now
             self.on_progress(self.progress())
@@ -489,7 +431,7 @@ class Crawler:
             self.downloader.offer(self.reader.job(link_id, None), self._dispatch)
 
     def _can_pull(self) -> bool:
-        return (not self._checkpoint_due and self.downloader.has_room()
+        return (not self._timer.due and self.downloader.has_room()
                 and not self.scheduler.ends_crawl()
                 and self.budget.requests + self.downloader.in_flight < self.budget.max_requests
                 and self.budget.bytes < self.budget.max_bytes
@@ -506,24 +448,15 @@ class Crawler:
             # Validators of a known dataset or page; kept along redirects, so a file that moved can still
             # be a 304.
             job.conditions = self.changes.conditions(job.origin)
-            if job.owner is None and not job.start and not self._site_form(job):
+            form = job.url if job.owner is not None or job.start else self.equivalences.site_form(
+                job.url, self.links, self.robots.allowed)
+            if form is None:  # a copy of a known URL: not asked
                 self._asking.discard(job.origin)
                 self.reader.done(job, 0)
                 return
+            if form != job.url:  # asked as a redirect's next hop would be: the form joins the table once answered
+                job.url, job.host, job.hops = form, host_of(form), 1
         self.downloader.send(job)
-
-    def _site_form(self, job: Job) -> bool:
-        """A page link queued before the site taught how its URLs are written is asked in the form the site
-        serves (as a redirect's next hop would be: the form joins the link table once answered); returns
-        False when that form is a known URL (the link is a copy, not asked)."""
-        form = self.equivalences.preferred(job.url, self.links)
-        if form == job.url:
-            return True
-        if form in self.links:
-            return False
-        if self.robots.allowed(form):
-            job.url, job.host, job.hops = form, host_of(form), 1
-        return True
 
     # -- one response ----------------------------------------------------------------------------------
     def _complete(self, job: Job, result: Response | BaseException) -> None:

@@ -227,6 +227,17 @@ class Equivalences:
             self.outcomes[REWRITTEN] += 1
         return form
 
+    def site_form(self, url: str, known: Container[str], allowed: Callable[[str], bool]) -> str | None:
+        """The URL a page link queued before the site taught how its URLs are written is asked as: the form
+        the site serves (``url`` itself when there is none, or robots.txt refuses it), or None when that form
+        is a known URL (the link is a copy, not to be asked)."""
+        form = self.preferred(url, known)
+        if form == url:
+            return url
+        if form in known:
+            return None
+        return form if allowed(form) else url
+
     def fallback(self, url: str, resp: Response) -> str | None:
         """A request to ``url`` was answered: when ``url`` is a rewritten link that failed, the link's own
         URL, to ask next (and the rewrite counts a failure on the host); else None."""

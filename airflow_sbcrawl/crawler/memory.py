@@ -222,3 +222,18 @@ def _read_jsonl(data: bytes, cls: type) -> list:
             row = json.loads(line)
             out.append(cls(**{k: v for k, v in row.items() if k in known}))
     return out
+
+
+def load_for_run(store: StateStore, start_url: str, *, discard_unusable: bool = False) -> SiteMemory | None:
+    """The site memory a run of ``start_url`` starts from, as ``load``. One that cannot be used (another
+    site's, another format) raises ``SiteMemoryError``, unless ``discard_unusable`` (a fresh start): then it
+    is deleted, as a fresh start deletes the run state, and the run starts without a memory."""
+    try:
+        return load(store, start_url)
+    except SiteMemoryError as exc:
+        if not discard_unusable:
+            raise
+        log.warning("%s: discarded (a fresh start)", exc)
+        for seq in store.checkpoints():
+            store.delete(seq)
+        return None

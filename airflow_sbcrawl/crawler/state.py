@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Protocol
 
@@ -285,3 +286,48 @@ def load_latest(store: StateStore) -> tuple[int, dict, dict[str, np.ndarray], li
     if seqs:
         raise CheckpointError(f"no valid checkpoint in {store.describe()}: " + "; ".join(problems))
     return None
+
+
+def disposable(store: StateStore, finished_run_id: str) -> bool:
+    """Whether the run state in ``store`` need not be resumed: that of the run ``finished_run_id`` (which
+    finished and left its site memory), or of a run that crawled no page (its start host was not reached).
+    An unreadable or missing checkpoint is not disposable: the caller says what to do with it."""
+    try:
+        loaded = load_latest(store)
+    except CheckpointError:
+        return False
+    if loaded is None:
+        return False
+    run = loaded[1].get("run") or loaded[1]  # (version 1 kept the run's fields at the top level)
+    if run.get("pages") == 0 and run.get("targets") == 0:
+        return True
+    return bool(finished_run_id) and run.get("run_id") == finished_run_id
+
+
+class CheckpointTimer:
+    """When a crawl's next checkpoint is due: every ``every_pages`` pages or ``every_seconds`` seconds, but
+    never sooner than ``SHARE`` times the last save took. Saving grows with the frontier; spacing saves by
+    that multiple of their duration keeps their share of the crawl's time under 5 % however large it gets."""
+
+    SHARE = 20
+
+    def __init__(self, every_pages: int, every_seconds: float) -> None:
+        self.every_pages, self.every_seconds = every_pages, every_seconds
+        self.due = False
+        self._pages_at = 0
+        self._last = time.monotonic()
+        self._cost = 0.0
+
+    def page_done(self, pages: int, now: float) -> None:
+        """A page is done (``pages`` in all, at monotonic time ``now``): is a checkpoint due?"""
+        since = now - self._last
+        if (pages - self._pages_at >= self.every_pages or since >= self.every_seconds) and (
+                since >= self.SHARE * self._cost):
+            self.due = True
+
+    def saved(self, pages: int, began: float) -> None:
+        """A checkpoint of ``pages`` pages was saved (or restored), its save begun at monotonic ``began``."""
+        self._pages_at = pages
+        self._last = time.monotonic()
+        self._cost = self._last - began
+        self.due = False

@@ -19,10 +19,10 @@ The parts, each with one job:
 
 from airflow_sbcrawl.crawler.warm.changes import STATUSES, Changes
 from airflow_sbcrawl.crawler.warm.contexts import PageLinks, link_contexts, newest_date
-from airflow_sbcrawl.crawler.warm.known import MemoryIndex, add_pages
+from airflow_sbcrawl.crawler.warm.known import MemoryIndex, add_frontier, add_pages
 from airflow_sbcrawl.crawler.warm.observations import MODEL_KEYS, Observations, build_memory, restore_model
 from airflow_sbcrawl.crawler.warm.plan import POLICY_EVERY, RECRAWL_SHARE, RevisitPlan, Tier
 
 __all__ = ["MODEL_KEYS", "POLICY_EVERY", "RECRAWL_SHARE", "STATUSES", "Changes", "MemoryIndex", "Observations",
-           "PageLinks", "RevisitPlan", "Tier", "add_pages", "build_memory", "link_contexts", "newest_date",
-           "restore_model"]
+           "PageLinks", "RevisitPlan", "Tier", "add_frontier", "add_pages", "build_memory", "link_contexts",
+           "newest_date", "restore_model"]

@@ -9,9 +9,11 @@ from __future__ import annotations
 import email.utils
 import re
 from collections import Counter
+from collections.abc import Callable
 
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.memory import KnownDataset, SiteMemory
+from airflow_sbcrawl.crawler.policies.base import NewLink
 
 # Tag paths with ids and numbers left out: links placed alike whatever the item they lead to.
 ID = re.compile(r"#[^ .]*|\d+")
@@ -24,6 +26,24 @@ def add_pages(memory: SiteMemory, links: LinkTable) -> None:
     for page in sorted(memory.pages.values(), key=lambda p: p.depth):
         if page.url not in links:
             links.add(page.url, page.depth, links.ids.get(page.parent, -1), page.tag_path or None)
+
+
+def add_frontier(memory: SiteMemory, links: LinkTable, allowed: Callable[[str], bool]) -> list[NewLink]:
+    """Put the links the last runs met and never fetched into the link table, with the label they had;
+    returns them as new links for the policy. Those already in the table or no longer ``allowed`` (out of
+    scope, refused by today's robots.txt) are left out."""
+    fresh = []
+    for waiting in memory.frontier:
+        if waiting.url in links or not allowed(waiting.url):
+            continue
+        parent = links.ids.get(waiting.parent, -1)
+        if parent < 0 and waiting.parent:
+            # (a page read by an earlier run: in the table so the new pages' chains reach the start)
+            parent = links.add(waiting.parent, max(0, waiting.depth - 1), -1, None)
+        link_id = links.add(waiting.url, waiting.depth, parent, waiting.tag_path or None)
+        links.predicted[link_id] = waiting.label
+        fresh.append(NewLink(link_id, waiting.url, waiting.tag_path, "", waiting.depth))
+    return fresh
 
 
 class MemoryIndex:

@@ -27,6 +27,7 @@ so widens the check. What is left unasked is *estimated* unchanged; ``settled`` 
 from __future__ import annotations
 
 import heapq
+import logging
 import math
 from collections.abc import Callable, Sequence
 from enum import IntEnum
@@ -41,6 +42,8 @@ from airflow_sbcrawl.crawler.warm.changes import Changes
 from airflow_sbcrawl.crawler.warm.contexts import PageLinks
 from airflow_sbcrawl.crawler.warm.known import MemoryIndex, add_pages
 from airflow_sbcrawl.crawler.warm.observations import Observations
+
+log = logging.getLogger(__name__)
 
 #: Share of the request budget that revisits and checks may take; the rest explores for what is unknown.
 RECRAWL_SHARE = 0.6
@@ -122,6 +125,20 @@ class RevisitPlan:
         changes.seed()
         plan = cls(MemoryIndex(memory, links, changes.known), changes, observations, allowance, release)
         plan.seed(links.ids.get(start_url))
+        return plan
+
+    @classmethod
+    def for_run(cls, memory: SiteMemory, state: dict | None, links: LinkTable, changes: Changes,
+                observations: Observations, allowance: int, release: Callable[[list[NewLink]], None],
+                start_url: str) -> RevisitPlan:
+        """A warm run's plan: restored from its checkpointed ``state`` (a resume), else ``seeded``."""
+        if state is None:
+            plan = cls.seeded(memory, links, changes, observations, allowance, release, start_url)
+            log.info("warm start from the memory of run %s: %d datasets, %d pages", memory.run_id,
+                     len(changes.known), len(memory.pages))
+            return plan
+        plan = cls(MemoryIndex(memory, links, changes.known), changes, observations, allowance, release)
+        plan.restore(state, {})
         return plan
 
     def filed(self, tier: Tier) -> list[int]:
