@@ -216,7 +216,7 @@ def test_registry_names_every_policy_once_and_makes_each():
 
 
 def test_url_template_groups_siblings_and_keeps_query_keys():
-    from airflow_sbcrawl.crawler.policies.sb import url_template
+    from airflow_sbcrawl.crawler.urls import url_template
 
     assert url_template("http://s.example/en/news/births-2009") == url_template("http://s.example/en/news/x-2")
     assert url_template("http://s.example/en/news/births-2009") == "s.example/en/news/*"

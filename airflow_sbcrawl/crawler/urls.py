@@ -4,6 +4,7 @@ the start URL's scheme and port)."""
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
@@ -248,3 +249,21 @@ def extension(url: str) -> str:
     if "." not in segment:
         return ""
     return segment.rsplit(".", 1)[-1].lower()
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def url_template(url: str) -> str:
+    """What a URL has in common with its siblings: host and path with digit runs masked and, for a query
+    URL, the query's keys; without a query the last path segment (the item's own slug) is dropped.
+    ``/en/news/births-2009`` and ``/en/news/prices-2012`` share ``/en/news/*``; ``/en/publications?page=3``
+    is ``/en/publications?page``. String operations on the normalised URL: this runs for every new link."""
+    path, _, query = url.partition("://")[2].partition("?")
+    path = _DIGITS.sub("N", path)
+    if query:
+        keys = sorted({pair.partition("=")[0] for pair in query.split("&")})
+        return f"{path}?{'&'.join(keys)}"
+    path = path.rstrip("/")
+    head = path.rpartition("/")[0]
+    return f"{head}/*" if "/" in head else path

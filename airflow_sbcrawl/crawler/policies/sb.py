@@ -3,7 +3,6 @@ uniformly random link of the chosen action crawled next."""
 
 from __future__ import annotations
 
-import re
 from array import array
 from collections.abc import Sequence
 from itertools import groupby
@@ -18,6 +17,7 @@ from airflow_sbcrawl.crawler.frontier import LeveledQueue, RandomBag
 from airflow_sbcrawl.crawler.linktext import LinkTextModel, link_features
 from airflow_sbcrawl.crawler.policies.base import NewLink, Policy
 from airflow_sbcrawl.crawler.tagpath import TagPathVectorizer
+from airflow_sbcrawl.crawler.urls import url_template
 
 
 class SleepingBanditPolicy(Policy):
@@ -528,22 +528,6 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
                        for i, link in enumerate(arrays.get("words_ids", empty).tolist())}
 
 
-def url_template(url: str) -> str:
-    """What a URL has in common with its siblings: host and path with digit runs masked and, for a query
-    URL, the query's keys; without a query the last path segment (the item's own slug) is dropped.
-    ``/en/news/births-2009`` and ``/en/news/prices-2012`` share ``/en/news/*``; ``/en/publications?page=3``
-    is ``/en/publications?page``. String operations on the normalised URL: this runs for every new link."""
-    path, _, query = url.partition("://")[2].partition("?")
-    path = _DIGITS.sub("N", path)
-    if query:
-        keys = sorted({pair.partition("=")[0] for pair in query.split("&")})
-        return f"{path}?{'&'.join(keys)}"
-    path = path.rstrip("/")
-    head = path.rpartition("/")[0]
-    return f"{head}/*" if "/" in head else path
-
-
-_DIGITS = re.compile(r"\d+")
 # A template's mean credit is shrunk towards its action's as if the action had given it this many pulls.
 _PRIOR_PULLS = 2.0
 # Pending links remember (action, sub-arm) packed in one int.
