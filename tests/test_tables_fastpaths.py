@@ -14,9 +14,8 @@ from airflow_sbcrawl.tables.features import (
     _sum_matches,
     _upper_shares,
     cell_kinds,
-    rounding_unit,
 )
-from airflow_sbcrawl.tables.values import parse_value
+from airflow_sbcrawl.tables.values import parse_value, rounding_unit
 
 
 def _sum_matches_by_loop(values: np.ndarray, max_run: int = 40) -> tuple[np.ndarray, np.ndarray]:

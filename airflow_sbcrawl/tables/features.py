@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .values import SheetCells, marker_status
+from .values import SheetCells, marker_status, rounding_unit
 
 # Cell kinds
 EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark such as "\2" or "(1)"
@@ -433,13 +433,6 @@ def _may_be_run_sum(number: np.ndarray, pos: np.ndarray, col: np.ndarray, m: np.
         two = csum[col, pos] - csum[col, np.maximum(pos - 2, 0)]
         signed = negatives[first + pos] > negatives[first + np.maximum(pos - longest, 0)]
     return (has_two & ((two - number) <= tol)) | signed
-
-
-def rounding_unit(v: np.ndarray) -> np.ndarray:
-    """Published figures are rounded: a total may differ from the sum of its parts by a few units."""
-    frac = np.abs(v - np.round(v))
-    unit = np.where(frac < 1e-9, 1.0, 0.1)
-    return unit * 2
 
 
 def sheet_features(

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, islice
 
+import numpy as np
+
 # Conventions differ between offices (a bare "x" is "suppressed" at ONS and Statistics Canada but "not
 # applicable" at Destatis); we follow the most common reading and always keep the raw text next to it.
 MISSING_MARKERS: dict[str, str] = {
@@ -306,3 +308,10 @@ class SheetCells:
         if parsed is None:
             parsed = self._parsed[text] = parse_value(text, self.decimal)
         return parsed
+
+
+def rounding_unit(v: np.ndarray) -> np.ndarray:
+    """Published figures are rounded: a total may differ from the sum of its parts by a few units."""
+    frac = np.abs(v - np.round(v))
+    unit = np.where(frac < 1e-9, 1.0, 0.1)
+    return unit * 2
