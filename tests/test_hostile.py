@@ -348,10 +348,11 @@ def test_fallback_to_an_older_checkpoint_keeps_budget_and_numbering(tiny_server,
 
 class _Relay:
     """A TCP relay in front of the real S3 server that can be cut and restored: a storage outage without
-    losing the store's data."""
+    losing the store's data. ``turned_away`` is set once a connection came during a cut."""
 
     def __init__(self, target: tuple[str, int]) -> None:
         self.target = target
+        self.turned_away = threading.Event()
         self.up = True
         self._conns: list[socket.socket] = []
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -366,6 +367,7 @@ class _Relay:
                 return
             if not self.up:
                 client.close()
+                self.turned_away.set()
                 continue
             upstream = socket.create_connection(self.target)
             self._conns += [client, upstream]

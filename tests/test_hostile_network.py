@@ -295,29 +295,6 @@ def test_a_crawl_that_reached_nothing_leaves_no_site_memory(hostile, tmp_path, c
 
 
 # -- 5. storage outages ---------------------------------------------------------------------------------
-class _CuttableRelay(_Relay):
-    """The S3 relay of test_hostile, telling when a connection was turned away during a cut."""
-
-    def __init__(self, target: tuple[str, int]) -> None:
-        self.turned_away = threading.Event()
-        super().__init__(target)
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            if not self.up:
-                client.close()
-                self.turned_away.set()
-                continue
-            upstream = socket.create_connection(self.target)
-            self._conns += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-
 def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, seaweed_bucket, sim_server,
                                                                      sim_proxy_env, monkeypatch):
     """S3 (objects, manifest rows, checkpoints, the budget journal) goes away three times mid-crawl and comes
@@ -333,7 +310,7 @@ def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, se
     srv = sim_server("tiny")
     sim_proxy_env(srv)
     endpoint = urlsplit(seaweed.s3_endpoint)
-    relay = _CuttableRelay((endpoint.hostname, endpoint.port))
+    relay = _Relay((endpoint.hostname, endpoint.port))
     conn = json.loads(seaweed.airflow_conn_json())
     conn["extra"].update(endpoint_url=f"http://127.0.0.1:{relay.port}",
                          # One attempt per call: botocore's own retries must not hide a cut.

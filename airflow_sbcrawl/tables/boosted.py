@@ -37,13 +37,7 @@ class BoostedTrees:
     def from_sklearn(cls, model) -> BoostedTrees:
         """The trees of a fitted ``HistGradientBoostingClassifier`` (numeric features, no NaN)."""
         trees = [tree.nodes for round_ in model._predictors for tree in round_]
-        n_nodes = max(len(t) for t in trees)
-        shape = (len(trees), n_nodes)
-        feature = np.zeros(shape, dtype=np.int32)
-        threshold = np.zeros(shape)
-        left = np.tile(np.arange(n_nodes, dtype=np.int32), (len(trees), 1))
-        right = left.copy()
-        value = np.zeros(shape)
+        feature, threshold, left, right, value = _blank(len(trees), max(len(t) for t in trees))
         depth = 0
         for t, nodes in enumerate(trees):
             n = len(nodes)
@@ -107,13 +101,7 @@ class BoostedTrees:
         if params.get("kind") != "boosted-trees":
             raise ValueError("not a boosted-trees model")
         trees = params["trees"]
-        n_nodes = max((len(t["feature"]) for t in trees), default=1)
-        shape = (len(trees), n_nodes)
-        feature = np.zeros(shape, dtype=np.int32)
-        threshold = np.zeros(shape)
-        left = np.tile(np.arange(n_nodes, dtype=np.int32), (len(trees), 1))
-        right = left.copy()
-        value = np.zeros(shape)
+        feature, threshold, left, right, value = _blank(len(trees), max((len(t["feature"]) for t in trees), default=1))
         for t, tree in enumerate(trees):
             n = len(tree["feature"])
             feature[t, :n] = tree["feature"]
@@ -123,3 +111,11 @@ class BoostedTrees:
             value[t, :n] = tree["value"]
         base = np.asarray(params["base"], dtype=float)
         return cls(feature, threshold, left, right, value, base, int(params["depth"]))
+
+
+def _blank(n_trees: int, n_nodes: int) -> tuple[np.ndarray, ...]:
+    """Feature, threshold, left, right and value arrays of ``n_trees`` trees of ``n_nodes`` nodes, every
+    node a leaf of value 0 until filled in (a leaf's children are itself)."""
+    shape = (n_trees, n_nodes)
+    left = np.tile(np.arange(n_nodes, dtype=np.int32), (n_trees, 1))
+    return np.zeros(shape, dtype=np.int32), np.zeros(shape), left, left.copy(), np.zeros(shape)
