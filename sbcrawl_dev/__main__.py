@@ -35,7 +35,7 @@ BENCHES: dict[str, tuple[str, str]] = {
                       "the requests deterministic crawls send, in order: two trees compared after a refactoring"),
     "cost": ("sbcrawl_dev.bench.cost", "what the engine costs at scale: page path, frontier, long crawls"),
     "recrawl": ("sbcrawl_dev.bench.warm_vs_cold", "a warm (incremental) crawl against a cold one, a site changed"),
-    "progress": ("sbcrawl_dev.bench.progress",
+    "progress": ("sbcrawl_dev.bench.budgeted_runs",
                  "successive budgeted crawls of a site against one long one; an unchanged site's second run"),
     "shared-budget": ("sbcrawl_dev.bench.bandit_vs_equal",
                       "one request budget over 4 sites, bandit against equal shares"),
