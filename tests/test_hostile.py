@@ -346,6 +346,15 @@ def test_fallback_to_an_older_checkpoint_keeps_budget_and_numbering(tiny_server,
 
 
 
+def relayed_conn(seaweed, relay: _Relay, retries: dict) -> str:
+    """The Airflow connection (JSON) of the SeaweedFS S3 reached through ``relay``, botocore's ``retries``
+    set so that its own retries do not hide a cut, and short timeouts."""
+    conn = json.loads(seaweed.airflow_conn_json())
+    conn["extra"].update(endpoint_url=f"http://127.0.0.1:{relay.port}",
+                         config_kwargs={"retries": retries, "connect_timeout": 2, "read_timeout": 5})
+    return json.dumps(conn)
+
+
 class _Relay:
     """A TCP relay in front of the real S3 server that can be cut and restored: a storage outage without
     losing the store's data. ``turned_away`` is set once a connection came during a cut."""
@@ -408,10 +417,7 @@ def test_budget_holds_across_an_s3_outage(seaweed, seaweed_bucket, sim_server, s
     sim_proxy_env(srv)
     endpoint = urlsplit(seaweed.s3_endpoint)
     relay = _Relay((endpoint.hostname, endpoint.port))
-    conn = json.loads(seaweed.airflow_conn_json())
-    conn["extra"].update(endpoint_url=f"http://127.0.0.1:{relay.port}",
-                         config_kwargs={"retries": {"max_attempts": 1}, "connect_timeout": 2, "read_timeout": 5})
-    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_OUTAGE", json.dumps(conn))
+    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_OUTAGE", relayed_conn(seaweed, relay, {"max_attempts": 1}))
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     monkeypatch.setenv("no_proxy", "127.0.0.1")
     budget = 80

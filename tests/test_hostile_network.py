@@ -19,7 +19,7 @@ import pytest
 
 from airflow_sbcrawl import cli
 from airflow_sbcrawl.crawler import state as ckpt
-from tests.test_hostile import FAST, HostileServer, _Handler, _Relay
+from tests.test_hostile import FAST, HostileServer, _Handler, _Relay, relayed_conn
 
 
 class _Recording(HostileServer):
@@ -311,12 +311,7 @@ def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, se
     sim_proxy_env(srv)
     endpoint = urlsplit(seaweed.s3_endpoint)
     relay = _Relay((endpoint.hostname, endpoint.port))
-    conn = json.loads(seaweed.airflow_conn_json())
-    conn["extra"].update(endpoint_url=f"http://127.0.0.1:{relay.port}",
-                         # One attempt per call: botocore's own retries must not hide a cut.
-                         config_kwargs={"retries": {"total_max_attempts": 1}, "connect_timeout": 2,
-                                        "read_timeout": 5})
-    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_CUTS", json.dumps(conn))
+    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_CUTS", relayed_conn(seaweed, relay, {"total_max_attempts": 1}))
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     monkeypatch.setenv("no_proxy", "127.0.0.1")
     hook = SBCrawlHook.for_connection("sbcrawl_cuts")

@@ -15,10 +15,10 @@ import argparse
 import json
 import shlex
 import sys
-import time
 from pathlib import Path
 
 from sbcrawl_dev.infra.seaweedfs import SeaweedFS, SeaweedFSError
+from sbcrawl_dev.sim.server import serve_until_interrupted
 
 PROG = "python -m sbcrawl_dev serve-lake"
 S3_CONN_ID = "sbcrawl_local_s3"
@@ -71,13 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  sbcrawl lake load DIR --catalog {directory / 'catalog.json'}", flush=True)
     print(f"  Airflow: set -a; . {directory / 'airflow.env'}; set +a   (connections {S3_CONN_ID}, {LAKE_CONN_ID})",
           flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        seaweed.stop()
+    serve_until_interrupted(seaweed.stop)
     return 0
 
 

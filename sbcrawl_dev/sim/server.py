@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -245,13 +246,18 @@ def serve_forever(profile: str = "small", seed: int = 0, port: int = 8765, crawl
     # No "direct" URL: the site spans several host names that only the proxy answers for, so a crawl or a
     # browser pointed at 127.0.0.1 would see the www host alone (4 of 182 files for "small").
     print("  crawl and browse through the proxy (the site's links span several host names)", flush=True)
+    serve_until_interrupted(srv.stop)
+
+
+def serve_until_interrupted(stop: Callable[[], None]) -> None:
+    """Block the command's thread (the servers run on their own) until Ctrl-C, then ``stop`` them."""
     try:
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
         pass
     finally:
-        srv.stop()
+        stop()
 
 
 def main(argv: list[str] | None = None) -> int:
