@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import random
 import subprocess
 import sys
@@ -21,12 +20,15 @@ import time
 import zipfile
 from pathlib import Path
 
+# The child reports its own peak RSS (VmHWM, kB) because wait4's ru_maxrss is not its own: a child started by
+# vfork+exec keeps the parent's high-water mark, so a 1 GB test process made every file look 1 GB.
 _CHILD = """
 import json, sys
 from airflow_sbcrawl.tables import detect_file
 r = detect_file(sys.argv[1])
+hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(json.dumps({"tables": len(r.tables), "errors": [e.reason for e in r.errors],
-                  "no_tables": [n["reason"] for n in r.no_tables]}))
+                  "no_tables": [n["reason"] for n in r.no_tables], "peak_rss_mb": round(hwm / 1024, 1)}))
 """
 
 
@@ -193,20 +195,18 @@ def write_files(folder: Path) -> list[Path]:
 
 
 def measure(path: Path) -> dict:
-    """Read one file in a child process: seconds, the child's own peak RSS (from wait4) and its report."""
+    """Read one file in a child process: seconds, the child's own peak RSS (VmHWM) and its report."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(path)], stdout=subprocess.PIPE, stderr=err)
         assert proc.stdout is not None
         stdout = proc.stdout.read().decode()
         proc.stdout.close()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.wait()
         err.seek(0)
         stderr = err.read().decode(errors="replace").strip().splitlines()
     row: dict = {"file": path.name, "bytes": path.stat().st_size, "exit": proc.returncode}
     row["seconds"] = round(time.perf_counter() - start, 2)
-    row["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)  # kilobytes on Linux
     if proc.returncode == 0:
         row.update(json.loads(stdout.strip().splitlines()[-1]))
     else:
@@ -225,7 +225,8 @@ def main(folder: str | None = None, out=sys.stdout) -> int:
             reasons = "; ".join(row.get("errors", []) + row.get("no_tables", []) + row.get("stderr", []))
             print(
                 f"  {row['file']:<28} {row['bytes']:>10d} B  exit {row['exit']:>3}  {row['seconds']:6.2f} s  "
-                f"peak RSS {row['peak_rss_mb']:7.1f} MB  tables {row.get('tables', '-')}  {reasons[:150]}",
+                f"peak RSS {row.get('peak_rss_mb', float('nan')):7.1f} MB  tables {row.get('tables', '-')}  "
+                f"{reasons[:150]}",
                 file=out,
             )
     return 1 if failed else 0
