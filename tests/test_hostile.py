@@ -291,12 +291,13 @@ def test_adhoc_dag_params_reject_private_start_urls():
     from airflow.sdk import Param
     from airflow.sdk.exceptions import ParamValidationError
 
-    from airflow_sbcrawl.params import PUBLIC_URL_PATTERN, crawl_params
+    from airflow_sbcrawl.params import PUBLIC_URL_SCHEMA, crawl_params
 
     source = (Path(__file__).resolve().parents[1] / "dags" / "sbcrawl_adhoc.py").read_text()
     assert '"allow_private_start": False' in source
-    assert crawl_params()["start_url"].schema["pattern"] == PUBLIC_URL_PATTERN
-    spec = {"pattern": PUBLIC_URL_PATTERN}
+    schema = crawl_params()["start_url"].schema
+    assert {key: schema[key] for key in PUBLIC_URL_SCHEMA} == PUBLIC_URL_SCHEMA
+    spec = PUBLIC_URL_SCHEMA
     for url in ("http://169.254.169.254/latest/", "http://localhost:6379/", "http://127.0.0.1/",
                 "http://192.168.1.10/", "http://172.20.0.5:8080/x", "http://[::1]/", "http://10.0.0.8/"):
         with pytest.raises(ParamValidationError):

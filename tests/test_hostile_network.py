@@ -179,7 +179,7 @@ def test_numeric_forms_of_private_addresses_are_refused_up_front():
     from airflow.sdk.exceptions import ParamValidationError
 
     from airflow_sbcrawl.crawler.addresses import address_kind
-    from airflow_sbcrawl.params import PUBLIC_URL_PATTERN, check_public_start_url
+    from airflow_sbcrawl.params import PUBLIC_URL_SCHEMA, check_public_start_url
 
     numeric = {"2852039166": "cloud-metadata", "0x7f000001": "loopback", "127.1": "loopback", "0": "private",
                "0177.0.0.1": "loopback", "10.1": "private"}
@@ -189,10 +189,10 @@ def test_numeric_forms_of_private_addresses_are_refused_up_front():
         with pytest.raises(ValueError, match="address"):
             check_public_start_url(url)
         with pytest.raises(ParamValidationError):
-            Param(url, type="string", pattern=PUBLIC_URL_PATTERN).resolve()
+            Param(url, type="string", **PUBLIC_URL_SCHEMA).resolve()
     for url in ("http://8.8.8.8/", "http://1.example.com/", "http://0xdead.example/", "https://www.insee.fr/"):
         check_public_start_url(url)
-        assert Param(url, type="string", pattern=PUBLIC_URL_PATTERN).resolve() == url
+        assert Param(url, type="string", **PUBLIC_URL_SCHEMA).resolve() == url
     assert address_kind("1.example.com") is None
 
 
