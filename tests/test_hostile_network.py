@@ -354,6 +354,61 @@ def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, se
     assert summary.targets == len(rows)
 
 
+def test_a_task_killed_during_an_s3_outage_stops_without_waiting_it_out(seaweed, seaweed_bucket, sim_server,
+                                                                       sim_proxy_env, monkeypatch):
+    """S3 goes away for good mid-crawl; the operator's on_kill (what Airflow's supervisor calls on SIGTERM)
+    ends the crawl's 300 s wait for S3 at once with a reason, and no request reaches the site after it."""
+    from urllib.parse import urlsplit
+
+    from airflow_sbcrawl.crawler import CrawlConfig, Crawler, SinkError
+    from airflow_sbcrawl.hooks.crawl import CrawlStorage, SBCrawlHook
+    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
+    from airflow_sbcrawl.hooks.stores import OUTAGE_WAIT, S3Sink, S3StateStore
+    from airflow_sbcrawl.operators.crawl import SBCrawlOperator
+
+    srv = sim_server("tiny")
+    sim_proxy_env(srv)
+    endpoint = urlsplit(seaweed.s3_endpoint)
+    relay = _Relay((endpoint.hostname, endpoint.port))
+    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_KILLED", relayed_conn(seaweed, relay, {"total_max_attempts": 1}))
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    hook = SBCrawlHook.for_connection("sbcrawl_killed")
+    layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", srv.site.start_url)
+    storage = CrawlStorage(layout, "run-1", S3Sink(hook, layout, "run-1"),
+                           S3StateStore(hook, seaweed_bucket, "state/killed/"),
+                           S3StateStore(hook, seaweed_bucket, "memory/killed/"))
+    assert storage.sink.outages.wait == OUTAGE_WAIT >= 300
+    config = CrawlConfig(srv.site.start_url, delay=0.0, max_requests=150, checkpoint_every_pages=4,
+                         early_stopping=False)
+    op = SBCrawlOperator(task_id="t", start_url=srv.site.start_url, bucket=seaweed_bucket)
+    op._crawler, op._storage = Crawler(config, storage.sink, storage.store), storage
+    outcome: list[BaseException | object] = []
+
+    def crawl() -> None:
+        try:
+            outcome.append(op._crawler.run())
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=crawl, daemon=True)
+    try:
+        worker.start()
+        while len(srv.log) < 25 and worker.is_alive():
+            time.sleep(0.002)
+        relay.cut()
+        assert relay.turned_away.wait(60), "the crawl never knocked on S3 while it was away"
+        op.on_kill()
+        seen = len(srv.log)
+        worker.join(60)  # far below the 300 s the wait would otherwise last
+        assert not worker.is_alive(), "the crawl kept waiting for S3 after on_kill"
+    finally:
+        relay.close()
+    (result,) = outcome
+    assert isinstance(result, SinkError) and "stopped while S3 was unreachable" in str(result), result
+    assert len(srv.log) == seen
+
+
 def _keys(client, bucket: str, prefix: str) -> list[str]:
     pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
     return [obj["Key"] for page in pages for obj in page.get("Contents", [])]
