@@ -342,12 +342,15 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         np.maximum.at(values, actions[awake], shrunk[awake])
         return values
 
-    def surplus(self) -> float:
+    def surplus(self, besides: int = -1) -> float:
         """What the links revealed since the last page are worth above the crawl's average: each at the mean
-        credit of its template within its action, or of its action while that template is untried."""
+        credit of its template within its action, or of its action while that template is untried. Links of
+        template ``besides`` are left out."""
         backlog = self._sizes
         total = 0.0
         for action, sub, ids in self._revealed:
+            if sub == besides:
+                continue
             if self.sub_bandit.rewarded[sub] > 0:
                 value = self.sub_bandit.means[sub]
             elif self.bandit.rewarded[action] > 0:
@@ -367,8 +370,12 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             self.text.learn(words, reward > 0)
         rich_from = self._rich_threshold()
         rich = pending is not None and reward >= rich_from
+        # Progress for early stopping is judged without the page's own template: its mean credit is in part
+        # the surplus its own next links lent it, so a calendar or a facet search whose pages reveal pages
+        # of their kind kept crediting itself above the average and renewed the drought every few pages.
+        own = pending % _SUB_STRIDE if pending is not None else -1
+        self._last_surplus = self.surplus(besides=own) if own >= 0 else surplus
         self._release(credit, follow=rich)
-        self._last_surplus = surplus
         if pending is None:
             return
         action, sub = divmod(pending, _SUB_STRIDE)
@@ -417,7 +424,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         return float(self._sub_sizes[:n] @ per_page)
 
     def promising(self) -> bool:
-        return self._last_surplus >= _PROMISING_SURPLUS
+        return self._last_surplus > 0
 
     def last_look(self, limit: int) -> list[int]:
         """Links of the templates that paid (credit above zero) and still hold some, one of each in turn,
@@ -556,11 +563,6 @@ _NO_WORDS = np.zeros(0, dtype=np.int32)
 
 # What a template's pages held is shrunk towards the crawl's rate as if the crawl had given it this many.
 _YIELD_PRIOR_PULLS = 2.0
-# A page counts as progress for early stopping when the links it revealed are worth this many targets above
-# an average page. Any surplus above zero let a chain of pager or calendar pages, credited by the surplus of
-# their own next link, renew a drought every few pages with 0.03-0.07 targets' worth and spend a whole
-# budget after the last dataset; the pages that led to datasets showed 0.45 and more (their tenth centile).
-_PROMISING_SURPLUS = 0.25
 # A page is rich when it held this many targets and this many times the average credit of a page.
 _RICH_TARGETS = 10
 _RICH_FACTOR = 3.0
