@@ -97,7 +97,13 @@ class DroughtStop:
     look per drought (``looked`` / ``note_look``): the best links still waiting in the parts of the site
     that paid before. A crawl that wandered into news pagers and tag archives while a leaf category's
     "page 2" waited finds its way back after a few hundred pages, not after half the crawl; one that is
-    done spends a few dozen requests more."""
+    done spends a few dozen requests more.
+
+    Promising pages renew a drought, but not for ever: once the pages since the last *target* are as many
+    as the pages up to it (and the rate window), the crawl ends whatever the policy finds promising. The
+    policy's promise is learnt credit, and trap pages (a calendar, a facet search) that reveal pages of
+    their own kind are credited by those very links: on the tiny simulated site one crawl in three kept
+    finding its calendar promising and spent its whole budget after the last dataset."""
 
     def __init__(self, min_pages: int = 50, expected: float = 30.0, share: float = 0.5) -> None:
         self.min_pages = min_pages
@@ -148,13 +154,21 @@ class DroughtStop:
     def should_look(self) -> bool:
         return self._pages - self._pages_at_last_progress >= self._rate_window()
 
+    def _promise_spent(self) -> bool:
+        since_target = self._pages - self._pages_at_last_target
+        return since_target >= max(self._rate_window(), self._pages_at_last_target)
+
     @property
     def should_stop(self) -> bool:
-        return self._pages - self._pages_at_last_progress >= self.window()
+        return self._pages - self._pages_at_last_progress >= self.window() or self._promise_spent()
 
     @property
     def reason(self) -> str:
         rate = self._targets / max(self._pages_at_last_target, 1)
+        if self._pages - self._pages_at_last_progress < self.window():
+            return (f"early stopping: no new target in the last {self._pages - self._pages_at_last_target} "
+                    f"pages, as many as the crawl read up to its last target (pages found promising since "
+                    f"did not lead to one)")
         return (f"early stopping: no new target and no promising page in the last "
                 f"{self._pages - self._pages_at_last_progress} pages, where the crawl's own rate ({rate:.3g} "
                 f"targets per page up to its last target) would have found {self.expected:g} targets, and at least "

@@ -342,15 +342,12 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         np.maximum.at(values, actions[awake], shrunk[awake])
         return values
 
-    def surplus(self, besides: int = -1) -> float:
+    def surplus(self) -> float:
         """What the links revealed since the last page are worth above the crawl's average: each at the mean
-        credit of its template within its action, or of its action while that template is untried. Links of
-        template ``besides`` are left out."""
+        credit of its template within its action, or of its action while that template is untried."""
         backlog = self._sizes
         total = 0.0
         for action, sub, ids in self._revealed:
-            if sub == besides:
-                continue
             if self.sub_bandit.rewarded[sub] > 0:
                 value = self.sub_bandit.means[sub]
             elif self.bandit.rewarded[action] > 0:
@@ -370,12 +367,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             self.text.learn(words, reward > 0)
         rich_from = self._rich_threshold()
         rich = pending is not None and reward >= rich_from
-        # Progress for early stopping is judged without the page's own template: its mean credit is in part
-        # the surplus its own next links lent it, so a calendar or a facet search whose pages reveal pages
-        # of their kind kept crediting itself above the average and renewed the drought every few pages.
-        own = pending % _SUB_STRIDE if pending is not None else -1
-        self._last_surplus = self.surplus(besides=own) if own >= 0 else surplus
         self._release(credit, follow=rich)
+        self._last_surplus = surplus
         if pending is None:
             return
         action, sub = divmod(pending, _SUB_STRIDE)
