@@ -17,11 +17,13 @@ yet), only urgent links and other listing pages go: its rows may vouch for the p
 is not known before it is read), and a request spent on one of those now would be a request wasted.
 Links the last runs met already are held back from the policy (``claim``) until the plan is done.
 
-Checks in proportion to change. What the memory says is unchanged and nothing vouched for this run (the
-leaves, the datasets checked "to be sure", the links the last runs read already) is not asked item by
-item: a sample is, sized by the change rate the site has shown (``change_rate``: its last runs and what
-this run saw so far of the known pages and datasets), and a sample that finds changes raises the rate and
-so widens the check. What is left unasked is *estimated* unchanged; ``settled`` says how much was verified.
+Checks in proportion to change. What the memory says is unchanged (the revisits by gain, the checks of
+datasets nothing vouched for, the leaves, the datasets checked "to be sure", the links the last runs read
+already) is not asked item by item: a sample is, the best first, sized by the change rate the site has
+shown (``change_rate``: its last runs and what this run saw so far of the known pages and datasets), and a
+sample that finds changes raises the rate and so widens the check. What the pages showed as new or changed
+(``Tier.NEW`` to ``Tier.UNLISTED``) is always asked. What is left unasked is *estimated* unchanged;
+``settled`` says how much was verified.
 """
 
 from __future__ import annotations
@@ -79,6 +81,10 @@ class Tier(IntEnum):
     LEAF = 6
     #: Known datasets a page vouched for (a row as it was): checked last, to be sure.
     VOUCHED = 7
+
+
+#: The tiers of what the memory says is unchanged: verified by a sample sized by the change rate.
+_SAMPLED = frozenset({Tier.REVISIT, Tier.CHECK, Tier.LEAF, Tier.VOUCHED})
 
 
 class RevisitPlan:
@@ -223,9 +229,10 @@ class RevisitPlan:
         tier, gain, link = first
         if waiting and tier is Tier.REVISIT and link not in self.index.lists:
             return None
-        if tier >= Tier.LEAF:
+        if tier in _SAMPLED:
             if self._sure_total < 0:
-                self._sure_total = sum(entry[0] >= Tier.LEAF and entry[3] not in self._done for entry in self._heap)
+                self._sure_total = len({entry[3] for entry in self._heap
+                                        if entry[0] in _SAMPLED and entry[3] not in self._done})
             if self._sure_spent >= self._quota(self._sure_total):
                 self.over = True
                 self._release()  # the rest is estimated unchanged, unless the rate rises
