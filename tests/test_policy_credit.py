@@ -278,6 +278,26 @@ def test_a_droughts_last_look_takes_links_of_templates_that_paid_and_only_those(
     assert SleepingBanditPolicy(_config(policy="sb-classifier-paper"), np.random.default_rng(0)).last_look(5) == []
 
 
+def test_a_warm_runs_promise_without_new_targets_extends_a_drought_by_ten_windows_at_most():
+    # A warm run of a site where the last runs found 2,000 datasets in 4,000 pages: a window of 60 pages.
+    warm, cold = DroughtStop(min_pages=50, expected=30), DroughtStop(min_pages=50, expected=30)
+    warm.prior(2000, 4000)
+    stopped_at = None
+    for page in range(1, 3001):  # nothing new, and every page promising by the restored model
+        for stop in (warm, cold):
+            stop.update(page, 0, promising=True)
+        if stopped_at is None and warm.should_stop:
+            stopped_at = page
+    assert stopped_at == 10 * 60 and "10 times the window" in warm.reason
+    assert not cold.should_stop  # a cold run without a rate to judge by: only the budget ends it
+    # a new target starts the count again
+    walking = DroughtStop(min_pages=50, expected=30)
+    walking.prior(2000, 4000)
+    for page in range(1, 3001):
+        walking.update(page, page // 500, promising=True)
+        assert not walking.should_stop, page
+
+
 def test_a_drought_gets_one_last_look_then_stops():
     stop = DroughtStop(min_pages=300, expected=30)
     stop.update(100, 50)

@@ -75,6 +75,10 @@ class EarlyStopping:
         self._last_targets = state["last_targets"]
 
 
+#: In a warm run, pages found promising without a new target extend a drought by this many windows at most.
+PROMISE_WINDOWS = 10
+
+
 class DroughtStop:
     """Stops after ``window`` pages in a row without progress, where the window is relative to the crawl's
     own rate so far: ``max(min_pages, expected / rate)``, ``rate`` being targets per page up to the last one.
@@ -150,11 +154,22 @@ class DroughtStop:
 
     @property
     def should_stop(self) -> bool:
-        return self._pages - self._pages_at_last_progress >= self.window()
+        if self._pages - self._pages_at_last_progress >= self.window():
+            return True
+        # A warm run's promise is judged by a model the last runs taught: its templates' old credit stays
+        # above this run's average, which falls towards nothing when the site has nothing new, so every
+        # page of a template that once paid looks promising. There promise extends a drought by
+        # ``PROMISE_WINDOWS`` windows at most (an unchanged site's run explored its whole calendar before).
+        return bool(self._prior[0]) and self._pages - self._pages_at_last_target >= max(
+            PROMISE_WINDOWS * self._rate_window(), int(self.share * self._pages_at_last_target))
 
     @property
     def reason(self) -> str:
         rate = self._targets / max(self._pages_at_last_target, 1)
+        if self._pages - self._pages_at_last_progress < self.window():
+            return (f"early stopping: no new target in the last {self._pages - self._pages_at_last_target} pages "
+                    f"of a warm run, {PROMISE_WINDOWS} times the window of the site's rate over its runs "
+                    "(pages promising by the last runs' model extend a drought that far at most)")
         return (f"early stopping: no new target and no promising page in the last "
                 f"{self._pages - self._pages_at_last_progress} pages, where the crawl's own rate ({rate:.3g} "
                 f"targets per page up to its last target) would have found {self.expected:g} targets, and at least "
