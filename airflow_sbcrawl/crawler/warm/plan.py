@@ -165,7 +165,9 @@ class RevisitPlan:
         if tier is Tier.UNLISTED and self.links.urls[link] in self.observations.contexts:
             return None  # listed on another page this run: checked with the other known files
         if tier is Tier.CHECK and link in self._covered:
-            return Tier.VOUCHED, 0
+            # A file without validators is compared by its listing's row: a row as it was settles it (asking
+            # it again would download it whole).
+            return (Tier.VOUCHED, 0) if self.index.known[link].has_validator else None
         return tier, 0
 
     def _gain(self, page: int) -> int:
