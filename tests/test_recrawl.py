@@ -233,6 +233,7 @@ def test_cli_crawls_a_finished_folder_incrementally(tiny_server, sim_proxy_env, 
     assert cli.main(base) == 0
     second = capsys.readouterr().out
     assert "incremental, from the site memory of run" in second and "new: 0, changed: 0" in second
+    assert "known datasets     verified: " in second and "the site's change rate " in second
     assert cli.main([*base, "--cold"]) == 0
     assert "incremental" not in capsys.readouterr().out
 

@@ -308,8 +308,8 @@ class RevisitPlan:
 
     def settled(self) -> dict[str, int]:
         """How the known datasets were settled: ``verified`` by a request, ``vouched`` for by a page as it
-        was, ``estimated`` unchanged by the change rate (neither); and the ``requests`` the revisits and
-        checks took."""
+        was, ``estimated`` unchanged by the change rate (neither); the ``requests`` the revisits and checks
+        took, and the ``change_rate`` that sized them."""
         ids, status = self.links.ids, self.changes.status
         verified = vouched = 0
         for url in self.index.memory.datasets:
@@ -318,7 +318,8 @@ class RevisitPlan:
             elif ids.get(url) in self._covered:
                 vouched += 1
         return {"verified": verified, "vouched": vouched,
-                "estimated": len(self.index.memory.datasets) - verified - vouched, "requests": self.spent}
+                "estimated": len(self.index.memory.datasets) - verified - vouched, "requests": self.spent,
+                "change_rate": round(self.change_rate(), 4)}
 
     # -- what the crawl meets --------------------------------------------------------------------------
     def seed(self, start_id: int | None) -> None:
