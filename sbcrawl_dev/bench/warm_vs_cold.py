@@ -97,11 +97,16 @@ def crawl_killed(site: Site, out: Path, max_requests: int, seed: int, kill_after
         killed = make()
         killed.on_progress = lambda p: killed.request_stop("killed") if p.requests >= kill_after else None
         killed.run()
+        first_part = server.log
+        before_kill = {entry.url for entry in first_part}
         store = LocalStateStore(out / "state")
         if len(store.checkpoints()) > 1:
             store.delete(store.checkpoints()[-1])
         summary = make().run(resume=True)
-        return server.log, summary.changes
+        log = server.log
+        # The work lost with the kill (since the last checkpoint) is asked again after the resume.
+        again = sum(entry.url in before_kill for entry in log[len(first_part):])
+        return log, {**summary.changes, "asked again after the resume": again}
 
 
 def bench_kill(profile: str, seed: int, budget_factor: float, kill_at: float, epoch: int = 1) -> dict:
@@ -132,7 +137,8 @@ def format_kill(r: dict) -> str:
     return (f"{r['profile']:>6} seed {r['seed']}: requests to 90% of new+changed, warm {warm:,.0f}, warm again "
             f"{again:,.0f} (noise {abs(again - warm):,.0f}), killed after {r['kill_after']:,} requests and "
             f"resumed {killed:,.0f} (change {killed - warm:+,.0f}) | manifests {r['warm']['changes']} / "
-            f"{r['killed']['changes']}")
+            f"{r['killed']['changes']} (the requests asked again are the work the kill lost since the last "
+            "checkpoint)")
 
 
 def bench_profile(profile: str, seed: int, budget_factor: float, epoch: int = 1) -> dict:
