@@ -13,6 +13,7 @@ from airflow_sbcrawl.crawler.frontier import LeveledQueue
 from airflow_sbcrawl.crawler.policies import NewLink, make_policy
 from airflow_sbcrawl.crawler.policies.registry import NEEDS_TRUTH, POLICIES, PRODUCTION, WITHOUT_TRUTH
 from airflow_sbcrawl.crawler.policies.sb import CreditedBanditPolicy, SleepingBanditPolicy
+from airflow_sbcrawl.crawler.scheduler import Scheduler
 
 PAGER = "html body main nav.pager a"
 ITEM = "html body main div.view-content ul li h2 a"
@@ -290,6 +291,18 @@ def test_a_warm_runs_promise_without_new_targets_extends_a_drought_by_ten_window
             stopped_at = page
     assert stopped_at == 10 * 60 and "10 times the window" in warm.reason
     assert not cold.should_stop  # a cold run without a rate to judge by: only the budget ends it
+    # and it ends the crawl though the links left promise more than es_expected targets (by the rates the
+    # restored model learned from the last runs)
+    class Promising:
+        def promising(self) -> bool:
+            return True
+
+        def expected_targets(self) -> float:
+            return 500.0
+
+    for stop in (warm, cold):
+        scheduler = Scheduler(Promising(), stop, early_stopping=True, es_expected=30.0)
+        assert scheduler.ends_crawl() is (stop is warm)
     # a new target starts the count again
     walking = DroughtStop(min_pages=50, expected=30)
     walking.prior(2000, 4000)

@@ -59,6 +59,11 @@ class EarlyStopping:
     def note_look(self) -> None:
         """The last look of this drought was taken."""
 
+    @property
+    def stale_promise(self) -> bool:
+        """The paper's rule has no warm bound (see DroughtStop)."""
+        return False
+
     def prior(self, targets: int, pages: int) -> None:
         """What the last runs found (see DroughtStop): the paper's rule judges by slopes of this run only."""
 
@@ -154,12 +159,16 @@ class DroughtStop:
 
     @property
     def should_stop(self) -> bool:
-        if self._pages - self._pages_at_last_progress >= self.window():
-            return True
-        # A warm run's promise is judged by a model the last runs taught: its templates' old credit stays
-        # above this run's average, which falls towards nothing when the site has nothing new, so every
-        # page of a template that once paid looks promising. There promise extends a drought by
-        # ``PROMISE_WINDOWS`` windows at most (an unchanged site's run explored its whole calendar before).
+        return self._pages - self._pages_at_last_progress >= self.window() or self.stale_promise
+
+    @property
+    def stale_promise(self) -> bool:
+        """Whether a warm run went ``PROMISE_WINDOWS`` windows without a new target. Its promise is judged
+        by a model the last runs taught: its templates' old credit stays above this run's average, which
+        falls towards nothing when the site has nothing new, so every page of a template that once paid
+        looks promising, and the links left promise what those templates gave the last runs. Such a
+        drought ends the crawl whatever the frontier promises (an unchanged site's run went through its
+        whole calendar)."""
         return bool(self._prior[0]) and self._pages - self._pages_at_last_target >= max(
             PROMISE_WINDOWS * self._rate_window(), int(self.share * self._pages_at_last_target))
 
