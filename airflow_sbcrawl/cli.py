@@ -211,7 +211,8 @@ def format_summary(s) -> str:
     if s.checks:
         c = s.checks
         lines.append(f"  known datasets     verified: {c['verified']:,}, vouched: {c['vouched']:,}, estimated: "
-                     f"{c['estimated']:,} ({c['requests']:,} requests of revisits and checks)")
+                     f"{c['estimated']:,} ({c['requests']:,} requests of revisits and checks; the site's change "
+                     f"rate {100 * c.get('change_rate', 0.5):.1f} %)")
     if s.outcomes:
         lines.append("  responses          " + ", ".join(f"{k}: {v}" for k, v in sorted(s.outcomes.items())))
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from airflow_sbcrawl.crawler.frontier import LeveledQueue
 from airflow_sbcrawl.crawler.policies import NewLink, make_policy
 from airflow_sbcrawl.crawler.policies.registry import NEEDS_TRUTH, POLICIES, PRODUCTION, WITHOUT_TRUTH
 from airflow_sbcrawl.crawler.policies.sb import CreditedBanditPolicy, SleepingBanditPolicy
+from airflow_sbcrawl.crawler.scheduler import Scheduler
 
 PAGER = "html body main nav.pager a"
 ITEM = "html body main div.view-content ul li h2 a"
@@ -276,6 +277,38 @@ def test_a_droughts_last_look_takes_links_of_templates_that_paid_and_only_those(
     assert len(policy) == before - len(look)
     assert set(look).isdisjoint(policy.next() for _ in range(len(policy)))  # taken out of the frontier
     assert SleepingBanditPolicy(_config(policy="sb-classifier-paper"), np.random.default_rng(0)).last_look(5) == []
+
+
+def test_a_warm_runs_promise_without_new_targets_extends_a_drought_by_ten_windows_at_most():
+    # A warm run of a site where the last runs found 2,000 datasets in 4,000 pages: a window of 60 pages.
+    warm, cold = DroughtStop(min_pages=50, expected=30), DroughtStop(min_pages=50, expected=30)
+    warm.prior(2000, 4000)
+    stopped_at = None
+    for page in range(1, 3001):  # nothing new, and every page promising by the restored model
+        for stop in (warm, cold):
+            stop.update(page, 0, promising=True)
+        if stopped_at is None and warm.should_stop:
+            stopped_at = page
+    assert stopped_at == 10 * 60 and "10 times the window" in warm.reason
+    assert not cold.should_stop  # a cold run without a rate to judge by: only the budget ends it
+    # and it ends the crawl though the links left promise more than es_expected targets (by the rates the
+    # restored model learned from the last runs)
+    class Promising:
+        def promising(self) -> bool:
+            return True
+
+        def expected_targets(self) -> float:
+            return 500.0
+
+    for stop in (warm, cold):
+        scheduler = Scheduler(Promising(), stop, early_stopping=True, es_expected=30.0)
+        assert scheduler.ends_crawl() is (stop is warm)
+    # a new target starts the count again
+    walking = DroughtStop(min_pages=50, expected=30)
+    walking.prior(2000, 4000)
+    for page in range(1, 3001):
+        walking.update(page, page // 500, promising=True)
+        assert not walking.should_stop, page
 
 
 def test_a_drought_gets_one_last_look_then_stops():
