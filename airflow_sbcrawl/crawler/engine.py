@@ -442,7 +442,7 @@ class Crawler:
         if plan is not None and memory is not None:  # the warm run's one use of <lastmod>
             def unchanged(page: str) -> None:
                 self.observations.unchanged_pages.add(page)
-                plan.page_unchanged(page)
+                plan.page_vouched(page)
             vouched, _ = apply_lastmod(entries, memory.pages, plan.index.clock, unchanged)
         added = self.sitemap_links.enter(entries, self.links, self.robots.allowed,
                                          lambda new: self.scheduler.add(self.scheduler.claim(new)))

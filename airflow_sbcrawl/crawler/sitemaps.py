@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from urllib.parse import urljoin
 from xml.etree.ElementTree import ParseError, XMLPullParser
 
 import numpy as np
@@ -187,7 +188,10 @@ def parse_sitemap(data: bytes, base: str, max_urls: int = MAX_URLS) -> ParsedSit
 def _keep(result: ParsedSitemap, child: bool, base: str, loc: str, lastmod: str, max_urls: int) -> None:
     """One ``<url>`` (or index ``<sitemap>``) into ``result``, unless over the limit or not a URL."""
     listed = result.children if child else result.entries
-    url = resolve(base, loc) if loc else None
+    try:  # (not through resolve's cache: a sitemap's 50,000 URLs are each met once, and would flush it)
+        url = normalize(urljoin(base, loc)) if loc else None
+    except (InvalidURL, ValueError):
+        url = None
     if url is None or len(listed) >= max_urls or child != result.index:
         result.dropped += 1
         return
@@ -196,13 +200,16 @@ def _keep(result: ParsedSitemap, child: bool, base: str, loc: str, lastmod: str,
 
 class SitemapReader:
     """Reads the sitemaps of the crawl's start host: ``fetch(url)`` makes one budgeted request (the crawl's
-    fetcher), ``allowed(url)`` is robots.txt, ``scope`` the crawl's. ``read`` returns the listed URLs that
-    are in scope, in the order the sitemaps give them; ``refusals`` keeps the reason of each document not
-    read (also logged), ``documents`` the URLs of those read."""
+    fetcher, its body capped at ``max_bytes``), ``allowed(url)`` is robots.txt, ``scope`` the crawl's; a
+    document is read up to ``max_urls`` URLs and ``max_bytes`` bytes uncompressed (the protocol's limits).
+    ``read`` returns the listed URLs that are in scope, in the order the sitemaps give them; ``refusals``
+    keeps the reason of each document not read (also logged), ``documents`` the URLs of those read."""
 
     def __init__(self, fetch: Callable[[str], Response], scope: Scope, allowed: Callable[[str], bool],
-                 max_documents: int = MAX_DOCUMENTS, max_entries: int = MAX_ENTRIES) -> None:
+                 max_documents: int = MAX_DOCUMENTS, max_entries: int = MAX_ENTRIES, max_urls: int = MAX_URLS,
+                 max_bytes: int = MAX_BYTES) -> None:
         self._fetch = fetch
+        self.max_urls, self.max_bytes = max_urls, max_bytes
         self.scope = scope
         self.allowed = allowed
         self.max_documents = max_documents
@@ -252,13 +259,13 @@ class SitemapReader:
             return self._refuse(url, "robots.txt does not allow it")
         try:
             data, final = self._get(url)
-            parsed = parse_sitemap(inflate(data), final)
+            parsed = parse_sitemap(inflate(data, self.max_bytes), final, self.max_urls)
         except SitemapRefused as exc:
             return self._refuse(url, str(exc), quiet=not parent)  # a missing /sitemap.xml is no news
         self.documents.append(url)
         if parsed.dropped:
             log.warning("sitemap %s: %d entries left out (over the protocol's %d URLs a file, or not URLs)",
-                        url, parsed.dropped, MAX_URLS)
+                        url, parsed.dropped, self.max_urls)
         if parsed.index:
             return [child.url for child in parsed.children]
         for entry in parsed.entries:
