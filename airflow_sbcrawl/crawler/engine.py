@@ -427,7 +427,7 @@ class Crawler:
 
     def _read_sitemaps(self, url: str) -> None:
         """The start host's sitemaps, read before its start page: their URLs join the frontier as candidates
-        for the policy (in a warm run, through the plan, as new links do), and in a warm run an unchanged
+        for the policy (in a warm run, after the plan's revisits), and in a warm run an unchanged
         ``<lastmod>`` vouches for a known page as a 304 would."""
         outcomes = self.run_state.outcomes
 
@@ -444,8 +444,12 @@ class Crawler:
                 self.observations.unchanged_pages.add(page)
                 plan.page_vouched(page)
             vouched, _ = apply_lastmod(entries, memory.pages, plan.index.clock, unchanged)
-        added = self.sitemap_links.enter(entries, self.links, self.robots.allowed,
-                                         lambda new: self.scheduler.add(self.scheduler.claim(new)))
+        # A warm run explores what its sitemaps list that the last runs never met after its revisits and
+        # checks, with the frontier they left (given to the policy at once, they took its turns among the
+        # revisits and delayed them); what they met is held back as the links of the pages are.
+        add = (self.scheduler.add if plan is None
+               else lambda new: plan.defer(self.scheduler.claim(new)))  # type: ignore[union-attr]
+        added = self.sitemap_links.enter(entries, self.links, self.robots.allowed, add)
         if reader.documents:
             log.info("sitemaps: %d documents read, %d URLs listed, %d new to the frontier%s", len(reader.documents),
                      len(entries), added, f", {vouched} known pages vouched for by their lastmod" if vouched else "")
