@@ -29,8 +29,10 @@ from sbcrawl_dev.sim import epochs, seeded
 from sbcrawl_dev.sim.web import WWW, Response, Route
 
 if TYPE_CHECKING:
-    from sbcrawl_dev.sim.site import Site
     from sbcrawl_dev.sim.structure import SiteLayout
+
+    # (a site.Site: not imported, site.py imports this module)
+    Site = SiteLayout
 
 INDEX_DECLARED = "/sitemap_index.xml"
 INDEX_WELL_KNOWN = "/sitemap.xml"
@@ -126,8 +128,7 @@ def _listed(site: Site) -> list[Entry]:
 
 
 def _site_at(site: Site, epoch: int) -> Site:
-    from sbcrawl_dev.sim.site import Site as SiteClass
-    return SiteClass(site.profile, site.seed, site.crawl_delay, epoch=epoch)
+    return type(site)(site.profile, site.seed, site.crawl_delay, epoch=epoch)
 
 
 def _change_epochs(site: Site, older: dict[int, Site], url: str) -> list[int]:
