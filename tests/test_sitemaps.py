@@ -30,7 +30,7 @@ from airflow_sbcrawl.crawler.sitemaps import (
 )
 from airflow_sbcrawl.crawler.urls import Scope
 from sbcrawl_dev.sim import build_site, epochs, get_profile
-from sbcrawl_dev.sim import sitemaps as sim_sitemaps
+from sbcrawl_dev.sim import sitemap_docs as sim_sitemaps
 
 _NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
 from sbcrawl_dev.bench.runner import proxied
-from sbcrawl_dev.sim import sitemaps as sim_sitemaps
+from sbcrawl_dev.sim import sitemap_docs as sim_sitemaps
 from sbcrawl_dev.sim.server import SimServer
 from sbcrawl_dev.sim.site import Site, build_site
 

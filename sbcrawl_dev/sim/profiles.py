@@ -86,7 +86,7 @@ class Profile:
     remove_share: float = 0.02
     move_share: float = 0.02
     validator_share: float = 0.85
-    # XML sitemaps (sitemaps.py): the share of the www host's HTML pages listed (0: no sitemap), whether
+    # XML sitemaps (sitemap_docs.py): the share of the www host's HTML pages listed (0: no sitemap), whether
     # robots.txt declares it (else only the well-known /sitemap.xml), URLs per child sitemap of the index,
     # the share of children served gzipped, and the share of entries whose lastmod missed the last change.
     sitemap_share: float = 0.0

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
-from sbcrawl_dev.sim import epochs, files, hostile, pages, seeded, sitemaps
+from sbcrawl_dev.sim import epochs, files, hostile, pages, seeded, sitemap_docs
 from sbcrawl_dev.sim.profiles import Profile, get_profile
 from sbcrawl_dev.sim.render import Html
 from sbcrawl_dev.sim.structure import MEDIA_BLOG_IMAGE, MEDIA_IMAGE, MEDIA_RESOURCE, MEDIA_VIDEO, SiteLayout
@@ -70,7 +70,7 @@ class Site(SiteLayout):
         if host == WWW:
             r = self._route_www(path, query)
             if r is None and self.profile.sitemap_share and not query:
-                r = sitemaps.route(self, path)
+                r = sitemap_docs.route(self, path)
         elif host == DATA:
             r = self._route_data(path, query)
         elif host == PUB:
@@ -350,7 +350,7 @@ class Site(SiteLayout):
                 headers["Content-Disposition"] = f'attachment; filename="{res.filename}"'
             return Response(200, headers, [body])
         if h == "sitemap":
-            return sitemaps.respond(self, route.args[0])
+            return sitemap_docs.respond(self, route.args[0])
         if h == "rss":
             body = pages.rss(self).encode()
             return Response(200, {"Content-Type": "application/rss+xml; charset=utf-8",
