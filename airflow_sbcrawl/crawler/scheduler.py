@@ -89,9 +89,10 @@ class Scheduler:
                 links = [link for link in links if link not in later]
         self.policy.add(links)
 
-    def page_done(self, pages: int, targets: int) -> None:
-        """One more page done with: the early-stopping rule's tally."""
-        self.stopper.update(pages, targets, self.policy.promising())
+    def page_done(self, pages: int, targets: int, listed: bool = False) -> None:
+        """One more page done with: the early-stopping rule's tally. A page a sitemap ``listed`` (not a link
+        the crawl followed) is no step on a path towards datasets: what it revealed is not progress."""
+        self.stopper.update(pages, targets, self.policy.promising() and not listed)
 
     def ends_crawl(self) -> bool:
         """Whether early stopping ends the crawl now. A drought gets one look first, as soon as it is long

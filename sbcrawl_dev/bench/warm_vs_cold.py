@@ -31,6 +31,7 @@ from pathlib import Path
 
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
 from sbcrawl_dev.bench.runner import proxied
+from sbcrawl_dev.sim import sitemap_docs as sim_sitemaps
 from sbcrawl_dev.sim.server import SimServer
 from sbcrawl_dev.sim.site import Site, build_site
 
@@ -72,9 +73,10 @@ def measure(site: Site, log: list, truth: dict[str, str], summary_changes: dict[
                       sum(e.status == 304 for e in log), summary_changes)
 
 
-def crawl(site: Site, out: Path, max_requests: int, warm: bool, seed: int) -> tuple[list, dict[str, int]]:
+def crawl(site: Site, out: Path, max_requests: int, warm: bool, seed: int,
+          sitemaps: bool = True) -> tuple[list, dict[str, int]]:
     config = CrawlConfig(start_url=site.start_url, seed=seed, delay=0.0, max_requests=max_requests,
-                         early_stopping=False, checkpoint_every_pages=10**9)
+                         early_stopping=False, checkpoint_every_pages=10**9, sitemaps=sitemaps)
     with SimServer(site) as server, proxied(server):
         crawler = Crawler(config, LocalSink(out), LocalStateStore(out / "state"), tmp_dir=str(out),
                           memory=LocalStateStore(out / "memory"), warm_start=warm)
@@ -141,21 +143,27 @@ def format_kill(r: dict) -> str:
             "checkpoint)")
 
 
-def bench_profile(profile: str, seed: int, budget_factor: float, epoch: int = 1) -> dict:
+def bench_profile(profile: str, seed: int, budget_factor: float, epoch: int = 1, sitemaps: bool = True) -> dict:
+    """One profile and seed: the epoch before crawled, then this epoch cold and warm (``sitemaps``: the
+    crawls read the site's XML sitemaps, on the profiles that have one)."""
     before, after = build_site(profile, seed, epoch=epoch - 1), build_site(profile, seed, epoch=epoch)
     truth = after.changes(epoch - 1)
     max_requests = int(budget_factor * max(before.url_count, after.url_count))
+    if sitemaps and after.profile.sitemap_share:  # worked out before the clock starts, not on the first request
+        sim_sitemaps.entries(before)
+        sim_sitemaps.entries(after)
     with tempfile.TemporaryDirectory(prefix="sbcrawl-recrawl-") as tmp:
         warm_dir, cold_dir = Path(tmp, "warm"), Path(tmp, "cold")
         t0 = time.monotonic()
-        crawl(before, warm_dir, max_requests, warm=True, seed=seed)  # no memory yet: a cold first run
-        log, changes = crawl(after, cold_dir, max_requests, warm=True, seed=seed)
+        crawl(before, warm_dir, max_requests, warm=True, seed=seed, sitemaps=sitemaps)  # no memory yet: cold
+        log, changes = crawl(after, cold_dir, max_requests, warm=True, seed=seed, sitemaps=sitemaps)
         cold = measure(after, log, truth, changes)
-        log, changes = crawl(after, warm_dir, max_requests, warm=True, seed=seed)
+        log, changes = crawl(after, warm_dir, max_requests, warm=True, seed=seed, sitemaps=sitemaps)
         warm = measure(after, log, truth, changes)
         elapsed = time.monotonic() - t0
     counts = {s: sum(v == s for v in truth.values()) for s in ("new", "changed", "moved", "unchanged", "gone")}
-    return {"profile": profile, "seed": seed, "epoch": epoch, "truth": counts, "max_requests": max_requests,
+    return {"profile": profile, "seed": seed, "epoch": epoch,
+            "sitemaps": sitemaps and bool(after.profile.sitemap_share), "truth": counts, "max_requests": max_requests,
             "cold": asdict(cold), "warm": asdict(warm), "ratio": ratio(warm, cold), "elapsed_s": round(elapsed, 1)}
 
 
@@ -208,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kill-at", type=float, metavar="SHARE",
                         help="instead: a warm run twice, and once killed after SHARE of its requests to 90%% "
                         "and resumed from its last checkpoint (does a resume keep the warm crawl's order?)")
+    parser.add_argument("--no-sitemaps", action="store_true",
+                        help="crawl without reading the sites' XML sitemaps (profiles *-sitemap have one)")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     args = parser.parse_args(argv)
     if args.epoch < 1:
@@ -228,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         mine = []
         for seed in args.seed:
             with contextlib.redirect_stdout(sys.stderr):
-                mine.append(bench_profile(profile, seed, args.budget, args.epoch))
+                mine.append(bench_profile(profile, seed, args.budget, args.epoch, sitemaps=not args.no_sitemaps))
             print(format_line(mine[-1]), flush=True)
         if len(mine) > 1:
             print(format_median(profile, mine), flush=True)

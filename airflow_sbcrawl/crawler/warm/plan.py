@@ -436,6 +436,13 @@ class RevisitPlan:
             self._cover(link_id, vouched=True)
             self._compared += 1
 
+    def page_vouched(self, url: str) -> None:
+        """A known page its sitemap's ``<lastmod>`` says is as it was (``sitemaps.apply_lastmod``): settled
+        as a 304 settles it, without the request."""
+        if (link_id := self.links.ids.get(url)) is not None:
+            self._done.add(link_id)
+            self.page_unchanged(url)
+
     def claim(self, pages: Sequence[NewLink]) -> list[NewLink]:
         """New links a page led to that sit where links to pages listing datasets sat, or in a row of a
         listing never met before (a new row in a catalogue, a new item of the news) that the last runs did
