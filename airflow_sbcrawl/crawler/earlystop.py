@@ -60,8 +60,8 @@ class EarlyStopping:
         """The last look of this drought was taken."""
 
     @property
-    def stale_promise(self) -> bool:
-        """The paper's rule has no warm bound (see DroughtStop)."""
+    def promise_spent(self) -> bool:
+        """The paper's rule has no bound on promising pages (see DroughtStop)."""
         return False
 
     def prior(self, targets: int, pages: int) -> None:
@@ -110,8 +110,8 @@ class DroughtStop:
 
     Promising pages renew a drought, but not for ever: once the pages since the last *target* are
     ``PROMISE_WINDOWS`` rate windows (and ``share`` of the pages up to it), the crawl ends whatever the
-    policy finds promising (if the frontier does not promise more, see ``Scheduler.ends_crawl``; in a warm
-    run, whatever it promises). The
+    policy finds promising, and whatever the frontier promises (``Scheduler.ends_crawl``): both are the
+    word of the model that kept calling the pages promising. The
     policy's promise is learnt credit, and trap pages (a calendar, a facet search) that reveal pages of
     their own kind are credited by those very links: on the tiny simulated site one crawl in three kept
     finding its calendar promising and spent its whole budget after the last dataset."""
