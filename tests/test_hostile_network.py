@@ -19,7 +19,7 @@ import pytest
 
 from airflow_sbcrawl import cli
 from airflow_sbcrawl.crawler import state as ckpt
-from tests.test_hostile import FAST, HostileServer, _Handler, _Relay, relayed_conn
+from tests.test_hostile import FAST, HostileServer, _Handler, relayed_s3
 
 
 class _Recording(HostileServer):
@@ -300,7 +300,6 @@ def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, se
     """S3 (objects, manifest rows, checkpoints, the budget journal) goes away three times mid-crawl and comes
     back once the crawl has knocked on it: the crawl waits for it, every stored object has its manifest row,
     and no target is downloaded twice."""
-    from urllib.parse import urlsplit
 
     from airflow_sbcrawl.crawler import CrawlConfig, Crawler
     from airflow_sbcrawl.hooks.crawl import SBCrawlHook
@@ -309,11 +308,7 @@ def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, se
 
     srv = sim_server("tiny")
     sim_proxy_env(srv)
-    endpoint = urlsplit(seaweed.s3_endpoint)
-    relay = _Relay((endpoint.hostname, endpoint.port))
-    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_CUTS", relayed_conn(seaweed, relay, {"total_max_attempts": 1}))
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    relay = relayed_s3(seaweed, monkeypatch, "sbcrawl_cuts", {"total_max_attempts": 1})
     hook = SBCrawlHook.for_connection("sbcrawl_cuts")
     layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", srv.site.start_url)
     sink = S3Sink(hook, layout, "run-1", outage_wait=60)
@@ -358,7 +353,6 @@ def test_a_task_killed_during_an_s3_outage_stops_without_waiting_it_out(seaweed,
                                                                        sim_proxy_env, monkeypatch):
     """S3 goes away for good mid-crawl; the operator's on_kill (what Airflow's supervisor calls on SIGTERM)
     ends the crawl's 300 s wait for S3 at once with a reason, and no request reaches the site after it."""
-    from urllib.parse import urlsplit
 
     from airflow_sbcrawl.crawler import CrawlConfig, Crawler, SinkError
     from airflow_sbcrawl.hooks.crawl import CrawlStorage, SBCrawlHook
@@ -368,11 +362,7 @@ def test_a_task_killed_during_an_s3_outage_stops_without_waiting_it_out(seaweed,
 
     srv = sim_server("tiny")
     sim_proxy_env(srv)
-    endpoint = urlsplit(seaweed.s3_endpoint)
-    relay = _Relay((endpoint.hostname, endpoint.port))
-    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_KILLED", relayed_conn(seaweed, relay, {"total_max_attempts": 1}))
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    relay = relayed_s3(seaweed, monkeypatch, "sbcrawl_killed", {"total_max_attempts": 1})
     hook = SBCrawlHook.for_connection("sbcrawl_killed")
     layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", srv.site.start_url)
     storage = CrawlStorage(layout, "run-1", S3Sink(hook, layout, "run-1"),
