@@ -60,8 +60,8 @@ class EarlyStopping:
         """The last look of this drought was taken."""
 
     @property
-    def promise_spent(self) -> bool:
-        """The paper's rule has no bound on promising pages (see DroughtStop)."""
+    def stale_promise(self) -> bool:
+        """The paper's rule has no warm bound (see DroughtStop)."""
         return False
 
     def prior(self, targets: int, pages: int) -> None:
@@ -80,7 +80,7 @@ class EarlyStopping:
         self._last_targets = state["last_targets"]
 
 
-#: Pages found promising without a new target extend a drought by this many windows at most.
+#: In a warm run, pages found promising without a new target extend a drought by this many windows at most.
 PROMISE_WINDOWS = 10
 
 
@@ -108,10 +108,10 @@ class DroughtStop:
     "page 2" waited finds its way back after a few hundred pages, not after half the crawl; one that is
     done spends a few dozen requests more.
 
-    Promising pages renew a drought, but not for ever: once the pages since the last *target* are
-    ``PROMISE_WINDOWS`` rate windows (and ``share`` of the pages up to it), the crawl ends whatever the
-    policy finds promising, and whatever the frontier promises (``Scheduler.ends_crawl``): both are the
-    word of the model that kept calling the pages promising. The
+    Promising pages renew a drought, but not for ever: once the pages since the last *target* are a rate
+    window and as many as the pages up to it, the crawl ends whatever the policy finds promising, if the
+    frontier does not promise ``es_expected`` targets more (``Scheduler.ends_crawl``; in a warm run, after
+    ``PROMISE_WINDOWS`` windows, whatever it promises). The
     policy's promise is learnt credit, and trap pages (a calendar, a facet search) that reveal pages of
     their own kind are credited by those very links: on the tiny simulated site one crawl in three kept
     finding its calendar promising and spent its whole budget after the last dataset."""
@@ -167,23 +167,29 @@ class DroughtStop:
 
     @property
     def should_stop(self) -> bool:
-        return self._pages - self._pages_at_last_progress >= self.window() or self.promise_spent
+        return (self._pages - self._pages_at_last_progress >= self.window() or self.promise_spent
+                or self.stale_promise)
+
+    def _since_target_over(self, windows: int, share: float) -> bool:
+        return self._pages - self._pages_at_last_target >= max(windows * self._rate_window(),
+                                                               int(share * self._pages_at_last_target))
 
     @property
     def promise_spent(self) -> bool:
-        """Whether ``PROMISE_WINDOWS`` rate windows, and ``share`` of the pages up to the last target, went by
-        without a new target: promising pages renew a drought that far at most (see the class)."""
-        return self._pages - self._pages_at_last_target >= max(PROMISE_WINDOWS * self._rate_window(),
-                                                               int(self.share * self._pages_at_last_target))
+        """Whether a cold run went a rate window, and as many pages as it read up to its last target, without
+        a new target: promising pages renew a drought that far at most (see the class; ``stale_promise``
+        bounds a warm run)."""
+        return not self._prior[0] and self._since_target_over(1, 1.0)
 
     @property
     def stale_promise(self) -> bool:
-        """Whether a warm run's promise is spent. Its promise is judged by a model the last runs taught: its
-        templates' old credit stays above this run's average, which falls towards nothing when the site has
-        nothing new, so every page of a template that once paid looks promising, and the links left promise
-        what those templates gave the last runs. Such a drought ends the crawl whatever the frontier
-        promises (an unchanged site's run went through its whole calendar)."""
-        return bool(self._prior[0]) and self.promise_spent
+        """Whether a warm run went ``PROMISE_WINDOWS`` windows without a new target. Its promise is judged
+        by a model the last runs taught: its templates' old credit stays above this run's average, which
+        falls towards nothing when the site has nothing new, so every page of a template that once paid
+        looks promising, and the links left promise what those templates gave the last runs. Such a
+        drought ends the crawl whatever the frontier promises (an unchanged site's run went through its
+        whole calendar)."""
+        return bool(self._prior[0]) and self._since_target_over(PROMISE_WINDOWS, self.share)
 
     @property
     def reason(self) -> str:
@@ -194,8 +200,8 @@ class DroughtStop:
                         f"pages of a warm run, {PROMISE_WINDOWS} times the window of the site's rate over its runs "
                         "(pages promising by the last runs' model extend a drought that far at most)")
             return (f"early stopping: no new target in the last {self._pages - self._pages_at_last_target} "
-                    f"pages, {PROMISE_WINDOWS} times the window of the crawl's rate (pages found promising since "
-                    "did not lead to one)")
+                    f"pages, as many as the crawl read up to its last target (pages found promising since did not "
+                    "lead to one)")
         return (f"early stopping: no new target and no promising page in the last "
                 f"{self._pages - self._pages_at_last_progress} pages, where the crawl's own rate ({rate:.3g} "
                 f"targets per page up to its last target) would have found {self.expected:g} targets, and at least "

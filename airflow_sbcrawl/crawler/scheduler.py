@@ -107,10 +107,8 @@ class Scheduler:
             # The warm crawl's revisits and checks settle what the site holds: never cut short. A drought
             # (counted from the start: an unchanged site's revisits find nothing new) ends the crawl after.
             return False
-        if self.stopper.promise_spent:
-            # Ten windows of pages the policy called promising without a target: the frontier's promise is the
-            # same model's word (a trap's own links kept the tiny site's crawl going to its budget).
-            return True
+        if self.stopper.stale_promise:
+            return True  # a warm run's drought that the last runs' model kept calling promising
         if self.stopper.should_look and not self.stopper.looked():
             self.stopper.note_look()
             links = self.policy.last_look(LAST_LOOK)
