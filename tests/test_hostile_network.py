@@ -352,7 +352,7 @@ def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, se
 def test_a_task_killed_during_an_s3_outage_stops_without_waiting_it_out(seaweed, seaweed_bucket, sim_server,
                                                                        sim_proxy_env, monkeypatch):
     """S3 goes away for good mid-crawl; the operator's on_kill (what Airflow's supervisor calls on SIGTERM)
-    ends the crawl's 300 s wait for S3 at once with a reason, and no request reaches the site after it."""
+    ends the crawl's 300 s wait for S3 at once with a reason, and no request is sent after it."""
 
     from airflow_sbcrawl.crawler import CrawlConfig, Crawler, SinkError
     from airflow_sbcrawl.hooks.crawl import CrawlStorage, SBCrawlHook
@@ -388,6 +388,9 @@ def test_a_task_killed_during_an_s3_outage_stops_without_waiting_it_out(seaweed,
             time.sleep(0.002)
         relay.cut()
         assert relay.turned_away.wait(60), "the crawl never knocked on S3 while it was away"
+        # The crawl's thread waits for S3 and sends nothing; requests already sent may still be on their way
+        # through the proxy and reach the server after the kill.
+        sent_before = op._crawler.downloader.in_flight
         op.on_kill()
         seen = len(srv.log)
         worker.join(60)  # far below the 300 s the wait would otherwise last
@@ -396,7 +399,7 @@ def test_a_task_killed_during_an_s3_outage_stops_without_waiting_it_out(seaweed,
         relay.close()
     (result,) = outcome
     assert isinstance(result, SinkError) and "stopped while S3 was unreachable" in str(result), result
-    assert len(srv.log) == seen
+    assert len(srv.log) - seen <= sent_before, "requests were sent after on_kill"
 
 
 def _keys(client, bucket: str, prefix: str) -> list[str]:
