@@ -349,6 +349,87 @@ def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, se
     assert summary.targets == len(rows)
 
 
+def test_a_row_kept_in_object_metadata_fits_s3s_limit_and_is_read_back_only_when_it_is_a_row():
+    import hashlib
+
+    from airflow_sbcrawl.hooks.stores import metadata_row, row_metadata
+
+    row = {"url": "http://www.stats.example/a.csv", "final_url": "http://www.stats.example/a.csv", "sha256": "ab",
+           "mime": "text/csv", "depth": 2, "run_id": "run-1", "status": "new", "found_on": "http://x/", "size": 3}
+    assert metadata_row(row_metadata(row)) == row
+    ids = (hashlib.sha256(str(i).encode()).hexdigest()[:12] for i in range(300))
+    long_path = {**row, "tag_path": "/".join(f"div#{i}" for i in ids)}  # 5 kB of ids: does not compress
+    kept = metadata_row(row_metadata(long_path))
+    assert kept is not None and "tag_path" not in kept and kept["url"] == row["url"]
+    assert sum(len(k) + len(v) for k, v in row_metadata(long_path).items()) <= 2048  # S3's metadata limit
+    assert row_metadata({**row, "url": "http://x/" + "".join(chr(0x4E00 + i) for i in range(3000))}) == {}
+    for junk in ({}, {"sbcrawl-row": "%%%"}, {"sbcrawl-row": "aGVsbG8="},
+                 row_metadata({**row, "depth": "abc"})):  # a row of the wrong types is not a row
+        assert metadata_row(junk) is None
+
+
+def test_an_outage_longer_than_the_wait_fails_the_try_and_its_retry_downloads_nothing_twice(
+        seaweed, seaweed_bucket, sim_server, sim_proxy_env, monkeypatch):
+    """S3 stays away longer than the crawl waits for it: the try fails with the rows of objects it stored still
+    waiting for their flush. The retry (a resume once S3 is back) finds those rows in the objects' metadata:
+    every object has its row, and no target is downloaded twice."""
+
+    from airflow_sbcrawl.crawler import CrawlConfig, Crawler
+    from airflow_sbcrawl.hooks.crawl import SBCrawlHook
+    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
+    from airflow_sbcrawl.hooks.stores import S3Sink, S3StateStore
+
+    srv = sim_server("tiny")
+    sim_proxy_env(srv)
+    relay = relayed_s3(seaweed, monkeypatch, "sbcrawl_long", {"total_max_attempts": 1})
+    hook = SBCrawlHook.for_connection("sbcrawl_long")
+    layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", srv.site.start_url)
+    # No checkpoint before the end: every row of the first try waits for a flush that the outage prevents.
+    config = CrawlConfig(srv.site.start_url, delay=0.0, max_requests=150, checkpoint_every_pages=10_000,
+                         early_stopping=False)
+
+    def crawler() -> tuple[Crawler, S3Sink]:
+        sink = S3Sink(hook, layout, "run-1", outage_wait=0.5)
+        store = S3StateStore(hook, seaweed_bucket, "state/long/", outage_wait=0.5)
+        return Crawler(config, sink, store, run_id="run-1"), sink  # the operator's tries share their run id
+
+    first, first_sink = crawler()
+    waiting: list[int] = []
+
+    def cut_with_stored_rows_waiting() -> None:
+        while first_sink.objects_uploaded < 3:
+            time.sleep(0.002)
+        relay.cut()
+        waiting.append(first_sink.objects_uploaded)
+
+    watcher = threading.Thread(target=cut_with_stored_rows_waiting, daemon=True)
+    try:
+        watcher.start()
+        with pytest.raises(Exception):  # noqa: B017  (botocore's errors, or SinkError: whichever call met S3 first)
+            first.run(resume=True)
+        watcher.join(5)
+        assert waiting and not first_sink.manifest_keys, "the first try flushed rows before the cut"
+        client = seaweed.boto3_client()  # directly, not through the relay
+        stored_by_first = {k.rsplit("/", 1)[-1] for k in _keys(client, seaweed_bucket, layout.objects_prefix())}
+        relay.up = True
+        retry, sink = crawler()
+        summary = retry.run(resume=True)
+        rows = sink.read_rows()
+    finally:
+        relay.close()
+    objects = {k.rsplit("/", 1)[-1] for k in _keys(client, seaweed_bucket, layout.objects_prefix())}
+    assert len(stored_by_first) >= waiting[0]
+    assert objects == {r["sha256"] for r in rows if r["status"] in ("new", "changed")}
+    downloads: dict[str, int] = {}
+    for entry in list(srv.log):
+        if entry.method == "GET":
+            downloads[entry.url] = downloads.get(entry.url, 0) + 1
+    # A file downloaded while S3 was away and never stored is downloaded again, as it must be; one stored is not.
+    again = {r["final_url"]: downloads.get(r["final_url"]) for r in rows if r["sha256"] in stored_by_first}
+    assert all(count == 1 for count in again.values()), again
+    assert summary.targets == len(rows)
+
+
 def test_a_task_killed_during_an_s3_outage_stops_without_waiting_it_out(seaweed, seaweed_bucket, sim_server,
                                                                        sim_proxy_env, monkeypatch):
     """S3 goes away for good mid-crawl; the operator's on_kill (what Airflow's supervisor calls on SIGTERM)

@@ -231,6 +231,8 @@ class Crawler:
             self.changes.use(memory if self.warm_start else None)
             if self.changes.memory is not None:
                 self._warm_plan(None)
+        if resume:
+            self.sink.recover_rows(self.run_state.run_id)  # before the replay: their targets count as stored
         self.manifest.replay(warm=self.scheduler.plan is not None, count_as_this_crawl=resume)
         if resume and self.store is not None:
             self.run_state.note_resume(self.resumed_from, self.budget.requests, *checkpointed)

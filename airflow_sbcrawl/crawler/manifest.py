@@ -45,9 +45,10 @@ class Manifest:
             resp.discard()
             self.record(subject, final_id, status, resp)
             return 0
-        self.sink.put_object(resp.sha256, resp.path, resp.mime)
+        row = self._row(subject, final_id, status, resp)
+        self.sink.put_object(resp.sha256, resp.path, resp.mime, row)
         resp.path = None
-        self.record(subject, final_id, status, resp)
+        self._append(row)
         self.run.targets += 1
         return 1
 
@@ -58,13 +59,15 @@ class Manifest:
         One row per target and run: a known dataset can be asked twice at once, under its own URL (a 301 to
         where it moved) and under the new URL that was sent its validators (same file name) while the first
         answer was still on its way; the second answer to come back writes nothing."""
-        if self.links.urls[link_id] in self.rows_of_run:
-            return
+        if self.links.urls[link_id] not in self.rows_of_run:
+            self._append(self._row(link_id, final_id, status, resp))
+
+    def _row(self, link_id: int, final_id: int, status: str, resp: Response) -> dict:
         headers = resp.headers
         known = self.changes.known.get(link_id)
         has_body = resp.kind == "target"
         kept = known is not None and status != "gone"
-        row = {
+        return {
             "url": self.links.urls[link_id],
             "final_url": self.links.urls[final_id],
             "mime": resp.mime if has_body or known is None else known.mime,
@@ -80,6 +83,8 @@ class Manifest:
             "run_id": self.run.run_id,
             "status": status,
         }
+
+    def _append(self, row: dict) -> None:
         self.sink.append_rows([row])
         self.rows_of_run.add(row["url"])
         self.stored.update((row["url"], row["final_url"]))

@@ -22,9 +22,10 @@ class Sink(Protocol):
         """Whether content with this sha256 is stored."""
         ...
 
-    def put_object(self, sha256: str, path: Path, mime: str) -> None:
+    def put_object(self, sha256: str, path: Path, mime: str, row: dict) -> None:
         """Store the file at ``path`` under its sha256 (once: a content stored already is not written again);
-        the sink owns ``path`` afterwards."""
+        the sink owns ``path`` afterwards. ``row`` is the target's manifest row, appended next: a sink whose
+        rows wait for ``flush`` keeps it with the object, so that ``recover_rows`` finds it after a failure."""
         ...
 
     def append_rows(self, rows: list[dict]) -> None:
@@ -38,6 +39,11 @@ class Sink(Protocol):
 
     def flush(self) -> None:
         """Make appended rows durable; called before every checkpoint."""
+        ...
+
+    def recover_rows(self, run_id: str) -> int:
+        """When a crawl resumes: append the rows of ``run_id``'s objects stored by an interrupted try whose rows
+        never became durable, so that their targets are not downloaded again; returns how many."""
         ...
 
     def describe(self) -> str:
@@ -64,7 +70,7 @@ class LocalSink:
     def has_object(self, sha256: str) -> bool:
         return (self.objects / sha256).exists()
 
-    def put_object(self, sha256: str, path: Path, mime: str) -> None:
+    def put_object(self, sha256: str, path: Path, mime: str, row: dict) -> None:
         dest = self.objects / sha256
         if dest.exists():
             path.unlink(missing_ok=True)
@@ -113,6 +119,9 @@ class LocalSink:
         if self._fh is not None:
             self._fh.flush()
             os.fsync(self._fh.fileno())
+
+    def recover_rows(self, run_id: str) -> int:
+        return 0  # a row is in the OS's hands right after its object: nothing waits for a flush
 
     def close(self) -> None:
         """Close the manifest file (appending opens it again)."""

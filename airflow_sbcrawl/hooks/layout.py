@@ -73,6 +73,10 @@ class S3CrawlLayout:
         """The folder of the site's targets (all runs share it)."""
         return join_key(self.site_prefix, "objects") + "/"
 
+    def runs_prefix(self) -> str:
+        """The folder of every run's manifest objects and reports."""
+        return join_key(self.site_prefix, "runs") + "/"
+
     def run_prefix(self, run_id: str) -> str:
         """The folder of one crawl run's manifest objects and report."""
         return join_key(self.site_prefix, "runs", safe_segment(run_id)) + "/"

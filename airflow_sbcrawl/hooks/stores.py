@@ -9,11 +9,14 @@ only.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import threading
 import time
+import zlib
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -21,6 +24,7 @@ from boto3.exceptions import S3UploadFailedError
 from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as EndpointError
 
+from airflow_sbcrawl.crawler.manifest import row_problem
 from airflow_sbcrawl.crawler.sinks import SinkError
 
 if TYPE_CHECKING:
@@ -98,6 +102,36 @@ def describe_error(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+#: S3 keeps at most 2 KB of user metadata with an object: a row longer than this, once compressed, loses
+#: its free-text fields, and if it is still too long it is not kept with the object.
+_ROW_METADATA_LIMIT = 1800
+_ROW_KEY = "sbcrawl-row"
+#: Object and manifest times come from the same S3 server; the slack covers its clock's resolution.
+_CLOCK_SLACK = timedelta(seconds=5)
+
+
+def row_metadata(row: dict) -> dict[str, str]:
+    """A manifest row as S3 user metadata (ASCII: zlib-compressed JSON in base64); {} when it cannot fit."""
+    for dropped in ((), ("found_on", "tag_path", "filename", "etag", "last_modified")):
+        kept = {k: v for k, v in row.items() if k not in dropped}
+        text = base64.b64encode(zlib.compress(json.dumps(kept, sort_keys=True).encode("utf-8"))).decode("ascii")
+        if len(text) <= _ROW_METADATA_LIMIT:
+            return {_ROW_KEY: text}
+    return {}
+
+
+def metadata_row(metadata: dict[str, str]) -> dict | None:
+    """The manifest row an object's metadata holds, or None (none, or not a row: storage is not trusted)."""
+    text = metadata.get(_ROW_KEY)
+    if not text:
+        return None
+    try:
+        row = json.loads(zlib.decompress(base64.b64decode(text, validate=True)).decode("utf-8"))
+    except (ValueError, zlib.error):
+        return None
+    return row if isinstance(row, dict) and not row_problem(row) else None
+
+
 def list_keys(hook: S3Hook, bucket: str, prefix: str) -> list[str]:
     """Every key under ``prefix`` (the hook pages through the listing)."""
     return list(hook.list_keys(bucket_name=bucket, prefix=prefix) or [])
@@ -136,18 +170,20 @@ class S3Sink:
             self._known.add(sha256)
         return found
 
-    def put_object(self, sha256: str, path: Path, mime: str) -> None:
-        """Upload the file at ``path`` under its sha256 unless the site holds it already; deletes ``path``."""
+    def put_object(self, sha256: str, path: Path, mime: str, row: dict) -> None:
+        """Upload the file at ``path`` under its sha256 unless the site holds it already; deletes ``path``.
+        The object carries ``row`` in its metadata: the row waits in memory for the next flush, and a try
+        that fails before then leaves it where ``recover_rows`` finds it."""
         key = self.layout.object_key(sha256)
         try:
             if self.has_object(sha256):
                 self.objects_skipped += 1
                 return
-            # load_file hands the path to boto3's upload_file: multipart above the transfer threshold,
-            # streamed from disk, so a 2 GB target never sits in memory. replace=True skips the hook's own
-            # existence check, already made above.
-            self.outages.call("store an object", self.hook.load_file, filename=path, key=key,
-                              bucket_name=self.layout.bucket, replace=True)
+            # boto3's upload_file (what the hook's load_file calls, which cannot set metadata): multipart above
+            # the transfer threshold, streamed from disk, so a 2 GB target never sits in memory.
+            extra = {**self.hook.extra_args, "ContentType": mime, "Metadata": row_metadata(row)}
+            self.outages.call("store an object", self.hook.get_conn().upload_file, str(path), self.layout.bucket,
+                              key, ExtraArgs=extra, Config=self.hook.transfer_config)
             self._known.add(sha256)
             self.objects_uploaded += 1
         except (ClientError, BotoCoreError, S3UploadFailedError) as exc:
@@ -197,6 +233,45 @@ class S3Sink:
             text = self.outages.call("read the manifest", self.hook.read_key, key, self.layout.bucket)
             rows.extend(json.loads(line) for line in text.splitlines() if line.strip())
         return rows + list(self._pending)
+
+    def recover_rows(self, run_id: str) -> int:
+        """Rows of ``run_id`` that only their objects' metadata holds (a try failed before its flush) become
+        the run's next manifest object. Only objects written after the site's newest manifest object can
+        hold one: every earlier try and run flushed its rows before it ended."""
+        rows = self.read_rows()
+        have = {row.get("url") for row in rows if row.get("run_id") == run_id}
+        since = self._newest_manifest_time()
+        recovered = []
+        for key, modified in self._objects_with_times():
+            if since is not None and modified < since - _CLOCK_SLACK:
+                continue
+            head = self.outages.call("check an object", self.hook.get_conn().head_object, Bucket=self.layout.bucket,
+                                     Key=key)
+            row = metadata_row(head.get("Metadata", {}))
+            if row is not None and row.get("run_id") == run_id and row.get("url") not in have:
+                recovered.append(row)
+                have.add(row.get("url"))
+        if recovered:
+            log.warning("recovered %d manifest rows of objects stored by an interrupted try", len(recovered))
+            self.append_rows(recovered)
+            self.flush()
+        return len(recovered)
+
+    def _listing(self, prefix: str) -> list[dict]:
+        """The objects under ``prefix`` with their times (the hook's list_keys gives keys only)."""
+        def pages() -> list[dict]:
+            paginator = self.hook.get_conn().get_paginator("list_objects_v2")
+            return [obj for page in paginator.paginate(Bucket=self.layout.bucket, Prefix=prefix)
+                    for obj in page.get("Contents", [])]
+        return self.outages.call("list objects", pages)
+
+    def _newest_manifest_time(self) -> datetime | None:
+        times = [obj["LastModified"] for obj in self._listing(self.layout.runs_prefix())
+                 if obj["Key"].rsplit("/", 1)[-1].startswith("manifest-")]
+        return max(times, default=None)
+
+    def _objects_with_times(self) -> list[tuple[str, datetime]]:
+        return [(obj["Key"], obj["LastModified"]) for obj in self._listing(self.layout.objects_prefix())]
 
     def all_manifest_keys(self) -> list[str]:
         """Every manifest object of the run in S3, every try's, in write order."""
