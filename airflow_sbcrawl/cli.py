@@ -63,6 +63,8 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
                         "links (anchor, title, row, url; default all of them; 'none' for none)")
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for sites you own)")
     p.add_argument("--no-early-stopping", action="store_true")
+    p.add_argument("--no-sitemaps", action="store_true",
+                   help="do not read the site's XML sitemaps (robots.txt Sitemap: lines, /sitemap.xml)")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="deadline of one response (connect, headers and body; extended while a body arrives "
                         "at a useful rate)")
@@ -129,6 +131,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
             response_timeout=args.timeout, max_crawl_delay=args.max_crawl_delay,
             policy=args.policy, seed=args.seed, theta=args.theta, alpha=args.alpha,
             respect_robots=not args.no_robots, early_stopping=not args.no_early_stopping,
+            sitemaps=not args.no_sitemaps,
             checkpoint_every_pages=args.checkpoint_every, **options,
         )
         sink = LocalSink(args.out)
@@ -211,7 +214,8 @@ def format_summary(s) -> str:
     if s.checks:
         c = s.checks
         lines.append(f"  known datasets     verified: {c['verified']:,}, vouched: {c['vouched']:,}, estimated: "
-                     f"{c['estimated']:,} ({c['requests']:,} requests of revisits and checks)")
+                     f"{c['estimated']:,} ({c['requests']:,} requests of revisits and checks; the site's change "
+                     f"rate {100 * c.get('change_rate', 0.5):.1f} %)")
     if s.outcomes:
         lines.append("  responses          " + ", ".join(f"{k}: {v}" for k, v in sorted(s.outcomes.items())))
     return "\n".join(lines)

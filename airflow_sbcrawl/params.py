@@ -38,6 +38,18 @@ PUBLIC_URL_PATTERN = (
     r"(?!(localhost|[^\s/:?#]*\.localhost)\.?([:/?#]|$))"
     r"[^\s/:?#\[\]]+(:[0-9]{1,5})?([/?#][^\s]*)?$"
 )
+#: What the trigger form answers for a refused start URL. Airflow's 400 carries jsonschema's message and
+#: the subschema that failed: a ``pattern`` failure quotes the whole regex, a ``const`` failure in ``then``
+#: quotes only this sentence.
+PUBLIC_URL_REFUSAL = ("a public website's http:// or https:// address; localhost, private, loopback and "
+                      "link-local addresses (also written as one number or in hex) are refused, because a crawl "
+                      "started from this form runs inside the deployment's network")
+#: The JSON schema (beside ``"type": "string"``) of a start URL a web form accepts: ``PUBLIC_URL_PATTERN``,
+#: refused in words (``PUBLIC_URL_REFUSAL``).
+PUBLIC_URL_SCHEMA: Mapping[str, Any] = {
+    "if": {"not": {"pattern": PUBLIC_URL_PATTERN}},
+    "then": {"const": PUBLIC_URL_REFUSAL},
+}
 # A host name (or an IP address), with an optional port: what a target host is given as.
 HOST_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$"
 
@@ -107,7 +119,7 @@ def crawl_params(example_urls: Iterable[str] = ()) -> dict[str, Any]:
     return {
         "start_url": Param(
             type="string",
-            pattern=PUBLIC_URL_PATTERN,
+            **PUBLIC_URL_SCHEMA,
             title="Start URL",
             description=("The page the crawl starts from, e.g. a statistics office's home or data page "
                          "(http:// or https://). Its host and subdomains are the crawl's scope; links elsewhere "
@@ -174,7 +186,7 @@ def site_list_params(default_urls: Iterable[str], max_rounds: int) -> dict[str, 
         "start_urls": Param(
             defaults,
             type="array",
-            items={"type": "string", "pattern": PUBLIC_URL_PATTERN},
+            items={"type": "string", **PUBLIC_URL_SCHEMA},
             minItems=1,
             title="Start URLs",
             description=("One public website per line (http:// or https://); each is crawled as its own task, "

@@ -98,7 +98,8 @@ def _stop_section(summary: CrawlSummary) -> str:
         checks = summary.checks
         text += (f"\n\nKnown datasets: {checks.get('verified', 0):,} verified by a request, "
                  f"{checks.get('vouched', 0):,} vouched for by a page read as before, "
-                 f"{checks.get('estimated', 0):,} estimated unchanged by the change rate the site has shown.")
+                 f"{checks.get('estimated', 0):,} estimated unchanged by the change rate the site has shown "
+                 f"({100 * checks.get('change_rate', 0.5):.1f} % of the known items compared over its runs).")
     if summary.outcomes:
         rows = sorted(summary.outcomes.items(), key=lambda kv: -kv[1])
         text += "\n\nResponses by kind:\n\n" + _md_table(("response", "count"), [(k, f"{v:,}") for k, v in rows])

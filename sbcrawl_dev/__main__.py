@@ -37,6 +37,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "recrawl": ("sbcrawl_dev.bench.warm_vs_cold", "a warm (incremental) crawl against a cold one, a site changed"),
     "progress": ("sbcrawl_dev.bench.budgeted_runs",
                  "successive budgeted crawls of a site against one long one; an unchanged site's second run"),
+    "stops": ("sbcrawl_dev.bench.stops", "how repeated crawls of one simulated site end: requests and stop reasons"),
     "shared-budget": ("sbcrawl_dev.bench.bandit_vs_equal",
                       "one request budget over 4 sites, bandit against equal shares"),
     "throughput": ("sbcrawl_dev.bench.throughput", "requests per second and CPU per request, against Scrapy"),

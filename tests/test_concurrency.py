@@ -81,12 +81,13 @@ def test_a_host_with_a_delay_gets_one_request_at_a_time_spaced_by_it(sim_server,
     for host, entries in by_host.items():
         entries.sort(key=lambda e: e.arrived)
         # Spaced by the delay, as the server saw arrivals. On a loaded machine the server's thread may note
-        # an arrival late, which shortens the gap after it: the rule is judged on the median and the tail.
-        # (That a host with a delay gets one request at a time is the pool's test, below.)
+        # an arrival late, which shortens the gap after it and lengthens the one before by as much: the mean
+        # gap (the span over the gaps) is judged, which such noise hardly moves, and the median, which
+        # requests sent in bursts would pull to zero. (One request at a time is the pool's test, below.)
         gaps = sorted(b.arrived - a.arrived for a, b in pairwise(entries))
         if gaps:
-            assert gaps[len(gaps) // 2] >= delay, f"{host}: {gaps}"
-            assert sum(g < 0.8 * delay for g in gaps) <= len(gaps) // 10, f"{host}: {gaps}"
+            assert sum(gaps) / len(gaps) >= 0.95 * delay, f"{host}: {gaps}"
+            assert gaps[len(gaps) // 2] >= 0.8 * delay, f"{host}: {gaps}"
     assert len(srv.log) == summary.requests <= 60
 
 

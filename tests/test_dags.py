@@ -340,3 +340,27 @@ def test_mapped_dag_crawls_three_sites(sim_server, sim_proxy_env, airflow_s3_con
                       .paginate(Bucket=seaweed_bucket) for k in (o["Key"] for o in p.get("Contents", []))})
     assert listing == sorted(f"{s}/{part}" for s in sites for part in ("memory", "objects", "runs", "state"))
     print("\nmapped DAG:\n  " + "\n  ".join(lines) + f"\n  S3 listing: {listing}; simulator saw {len(srv.log)}")
+
+
+def test_trigger_form_refuses_a_private_start_url_in_words(monkeypatch):
+    """What the API server answers (HTTP 400, ``str`` of the error) for a refused start URL: the reason in
+    words, not the 400-character regex that decides it. Run through the serialized DAG, as the server has it."""
+    from airflow.exceptions import ParamValidationError
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    from airflow_sbcrawl.params import PUBLIC_URL_PATTERN, PUBLIC_URL_REFUSAL
+
+    bag = _bag(monkeypatch)
+    served = {dag_id: DagSerialization.from_dict(DagSerialization.to_dict(bag.dags[dag_id]))
+              for dag_id in ("sbcrawl_adhoc", "sbcrawl_many_sites")}
+    forms = [(served["sbcrawl_adhoc"], "start_url", lambda url: url),
+             (served["sbcrawl_many_sites"], "start_urls", lambda url: ["https://www.insee.fr/", url])]
+    for dag, key, value in forms:
+        for url in ("http://127.0.0.1:8080/", "http://169.254.169.254/latest/", "http://0x7f000001/",
+                    "http://localhost/", "ftp://stats.example/"):
+            with pytest.raises(ParamValidationError) as refused:
+                dag.params.deep_merge({key: value(url)}).validate()
+            message = str(refused.value)
+            assert PUBLIC_URL_REFUSAL in message and url in message, message
+            assert PUBLIC_URL_PATTERN not in message and "(?!" not in message, message
+        assert dag.params.deep_merge({key: value("https://www.destatis.de/EN/Home/_node.html")}).validate()

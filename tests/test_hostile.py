@@ -291,12 +291,13 @@ def test_adhoc_dag_params_reject_private_start_urls():
     from airflow.sdk import Param
     from airflow.sdk.exceptions import ParamValidationError
 
-    from airflow_sbcrawl.params import PUBLIC_URL_PATTERN, crawl_params
+    from airflow_sbcrawl.params import PUBLIC_URL_SCHEMA, crawl_params
 
     source = (Path(__file__).resolve().parents[1] / "dags" / "sbcrawl_adhoc.py").read_text()
     assert '"allow_private_start": False' in source
-    assert crawl_params()["start_url"].schema["pattern"] == PUBLIC_URL_PATTERN
-    spec = {"pattern": PUBLIC_URL_PATTERN}
+    schema = crawl_params()["start_url"].schema
+    assert {key: schema[key] for key in PUBLIC_URL_SCHEMA} == PUBLIC_URL_SCHEMA
+    spec = PUBLIC_URL_SCHEMA
     for url in ("http://169.254.169.254/latest/", "http://localhost:6379/", "http://127.0.0.1/",
                 "http://192.168.1.10/", "http://172.20.0.5:8080/x", "http://[::1]/", "http://10.0.0.8/"):
         with pytest.raises(ParamValidationError):
@@ -404,10 +405,22 @@ class _Relay:
         self._listener.close()
 
 
+def relayed_s3(seaweed, monkeypatch, conn_id: str, retries: dict) -> _Relay:
+    """A relay in front of the test's SeaweedFS, and the Airflow connection ``conn_id`` reaching S3 through
+    it (directly: 127.0.0.1 is kept off the simulator's proxy)."""
+    from urllib.parse import urlsplit
+
+    endpoint = urlsplit(seaweed.s3_endpoint)
+    relay = _Relay((endpoint.hostname, endpoint.port))
+    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", relayed_conn(seaweed, relay, retries))
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    return relay
+
+
 def test_budget_holds_across_an_s3_outage(seaweed, seaweed_bucket, sim_server, sim_proxy_env, tmp_path, monkeypatch):
     """S3 (the state store) becomes unreachable mid-crawl, the try fails, S3 comes back, the retry resumes:
     the site never sees more requests than the budget, and every request it saw is counted."""
-    from urllib.parse import urlsplit
 
     from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink
     from airflow_sbcrawl.hooks.crawl import SBCrawlHook
@@ -415,11 +428,7 @@ def test_budget_holds_across_an_s3_outage(seaweed, seaweed_bucket, sim_server, s
 
     srv = sim_server("tiny")
     sim_proxy_env(srv)
-    endpoint = urlsplit(seaweed.s3_endpoint)
-    relay = _Relay((endpoint.hostname, endpoint.port))
-    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_OUTAGE", relayed_conn(seaweed, relay, {"max_attempts": 1}))
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    relay = relayed_s3(seaweed, monkeypatch, "sbcrawl_outage", {"max_attempts": 1})
     budget = 80
 
     def crawler() -> Crawler:

@@ -19,7 +19,7 @@ import pytest
 
 from airflow_sbcrawl import cli
 from airflow_sbcrawl.crawler import state as ckpt
-from tests.test_hostile import FAST, HostileServer, _Handler, _Relay, relayed_conn
+from tests.test_hostile import FAST, HostileServer, _Handler, relayed_s3
 
 
 class _Recording(HostileServer):
@@ -179,7 +179,7 @@ def test_numeric_forms_of_private_addresses_are_refused_up_front():
     from airflow.sdk.exceptions import ParamValidationError
 
     from airflow_sbcrawl.crawler.addresses import address_kind
-    from airflow_sbcrawl.params import PUBLIC_URL_PATTERN, check_public_start_url
+    from airflow_sbcrawl.params import PUBLIC_URL_SCHEMA, check_public_start_url
 
     numeric = {"2852039166": "cloud-metadata", "0x7f000001": "loopback", "127.1": "loopback", "0": "private",
                "0177.0.0.1": "loopback", "10.1": "private"}
@@ -189,10 +189,10 @@ def test_numeric_forms_of_private_addresses_are_refused_up_front():
         with pytest.raises(ValueError, match="address"):
             check_public_start_url(url)
         with pytest.raises(ParamValidationError):
-            Param(url, type="string", pattern=PUBLIC_URL_PATTERN).resolve()
+            Param(url, type="string", **PUBLIC_URL_SCHEMA).resolve()
     for url in ("http://8.8.8.8/", "http://1.example.com/", "http://0xdead.example/", "https://www.insee.fr/"):
         check_public_start_url(url)
-        assert Param(url, type="string", pattern=PUBLIC_URL_PATTERN).resolve() == url
+        assert Param(url, type="string", **PUBLIC_URL_SCHEMA).resolve() == url
     assert address_kind("1.example.com") is None
 
 
@@ -300,7 +300,6 @@ def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, se
     """S3 (objects, manifest rows, checkpoints, the budget journal) goes away three times mid-crawl and comes
     back once the crawl has knocked on it: the crawl waits for it, every stored object has its manifest row,
     and no target is downloaded twice."""
-    from urllib.parse import urlsplit
 
     from airflow_sbcrawl.crawler import CrawlConfig, Crawler
     from airflow_sbcrawl.hooks.crawl import SBCrawlHook
@@ -309,11 +308,7 @@ def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, se
 
     srv = sim_server("tiny")
     sim_proxy_env(srv)
-    endpoint = urlsplit(seaweed.s3_endpoint)
-    relay = _Relay((endpoint.hostname, endpoint.port))
-    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_CUTS", relayed_conn(seaweed, relay, {"total_max_attempts": 1}))
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    relay = relayed_s3(seaweed, monkeypatch, "sbcrawl_cuts", {"total_max_attempts": 1})
     hook = SBCrawlHook.for_connection("sbcrawl_cuts")
     layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", srv.site.start_url)
     sink = S3Sink(hook, layout, "run-1", outage_wait=60)
@@ -352,6 +347,59 @@ def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, se
     target_urls = {r["final_url"] for r in rows}
     assert all(downloads.get(url) == 1 for url in target_urls), {u: downloads.get(u) for u in target_urls}
     assert summary.targets == len(rows)
+
+
+def test_a_task_killed_during_an_s3_outage_stops_without_waiting_it_out(seaweed, seaweed_bucket, sim_server,
+                                                                       sim_proxy_env, monkeypatch):
+    """S3 goes away for good mid-crawl; the operator's on_kill (what Airflow's supervisor calls on SIGTERM)
+    ends the crawl's 300 s wait for S3 at once with a reason, and no request is sent after it."""
+
+    from airflow_sbcrawl.crawler import CrawlConfig, Crawler, SinkError
+    from airflow_sbcrawl.hooks.crawl import CrawlStorage, SBCrawlHook
+    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
+    from airflow_sbcrawl.hooks.stores import OUTAGE_WAIT, S3Sink, S3StateStore
+    from airflow_sbcrawl.operators.crawl import SBCrawlOperator
+
+    srv = sim_server("tiny")
+    sim_proxy_env(srv)
+    relay = relayed_s3(seaweed, monkeypatch, "sbcrawl_killed", {"total_max_attempts": 1})
+    hook = SBCrawlHook.for_connection("sbcrawl_killed")
+    layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", srv.site.start_url)
+    storage = CrawlStorage(layout, "run-1", S3Sink(hook, layout, "run-1"),
+                           S3StateStore(hook, seaweed_bucket, "state/killed/"),
+                           S3StateStore(hook, seaweed_bucket, "memory/killed/"))
+    assert storage.sink.outages.wait == OUTAGE_WAIT >= 300
+    config = CrawlConfig(srv.site.start_url, delay=0.0, max_requests=150, checkpoint_every_pages=4,
+                         early_stopping=False)
+    op = SBCrawlOperator(task_id="t", start_url=srv.site.start_url, bucket=seaweed_bucket)
+    op._crawler, op._storage = Crawler(config, storage.sink, storage.store), storage
+    outcome: list[BaseException | object] = []
+
+    def crawl() -> None:
+        try:
+            outcome.append(op._crawler.run())
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=crawl, daemon=True)
+    try:
+        worker.start()
+        while len(srv.log) < 25 and worker.is_alive():
+            time.sleep(0.002)
+        relay.cut()
+        assert relay.turned_away.wait(60), "the crawl never knocked on S3 while it was away"
+        # The crawl's thread waits for S3 and sends nothing; requests already sent may still be on their way
+        # through the proxy and reach the server after the kill.
+        sent_before = op._crawler.downloader.in_flight
+        op.on_kill()
+        seen = len(srv.log)
+        worker.join(60)  # far below the 300 s the wait would otherwise last
+        assert not worker.is_alive(), "the crawl kept waiting for S3 after on_kill"
+    finally:
+        relay.close()
+    (result,) = outcome
+    assert isinstance(result, SinkError) and "stopped while S3 was unreachable" in str(result), result
+    assert len(srv.log) - seen <= sent_before, "requests were sent after on_kill"
 
 
 def _keys(client, bucket: str, prefix: str) -> list[str]:

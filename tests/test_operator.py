@@ -126,7 +126,7 @@ def _links(dag_run, task_id: str) -> dict[str, str]:
 
 def test_retry_resumes_and_matches_an_uninterrupted_run(crawl_env, seaweed, seaweed_bucket, airflow_s3_conn,
                                                         run_dag, monkeypatch):
-    """The first try of ``crashy`` dies after 150 pages (an exception from the documented progress hook);
+    """The first try of ``crashy`` dies after 80 pages (an exception from the documented progress hook);
     Airflow retries it; the second try resumes from the last checkpoint. Its objects and manifest rows must
     equal those of ``clean``, an uninterrupted crawl of the same site and seed: no target lost, none twice."""
     from airflow_sbcrawl.operators.crawl import SBCrawlOperator
@@ -135,7 +135,9 @@ def test_retry_resumes_and_matches_an_uninterrupted_run(crawl_env, seaweed, seaw
     crashes: list[int] = []
 
     def crash_once(progress, context):
-        if context["ti"].try_number == 1 and progress.pages >= 150:
+        # 80 pages: past three checkpoints and before a crawl of the tiny site may stop early (at 150, some
+        # crawls had stopped first and the task was never retried).
+        if context["ti"].try_number == 1 and progress.pages >= 80:
             crashes.append(progress.pages)
             raise RuntimeError(f"injected crash after {progress.pages} pages")
 
@@ -154,7 +156,7 @@ def test_retry_resumes_and_matches_an_uninterrupted_run(crawl_env, seaweed, seaw
     assert crashy["resumed_from"] is not None, "the second try started over instead of resuming"
     # Concurrent fetching orders responses by arrival: the two runs may stop at slightly different rates.
     for summary in (clean, crashy):
-        assert summary["stop_reason"].startswith("early stopping: no new target and no promising page")
+        assert summary["stop_reason"].startswith("early stopping: no new target"), summary["stop_reason"]
 
     def objects(prefix):
         return sorted(k.rsplit("/", 1)[1] for k in _keys(seaweed, seaweed_bucket, f"{prefix}/stats.example/objects/"))

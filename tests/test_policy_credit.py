@@ -13,6 +13,7 @@ from airflow_sbcrawl.crawler.frontier import LeveledQueue
 from airflow_sbcrawl.crawler.policies import NewLink, make_policy
 from airflow_sbcrawl.crawler.policies.registry import NEEDS_TRUTH, POLICIES, PRODUCTION, WITHOUT_TRUTH
 from airflow_sbcrawl.crawler.policies.sb import CreditedBanditPolicy, SleepingBanditPolicy
+from airflow_sbcrawl.crawler.scheduler import Scheduler
 
 PAGER = "html body main nav.pager a"
 ITEM = "html body main div.view-content ul li h2 a"
@@ -147,7 +148,7 @@ def test_drought_stop_is_relative_to_the_crawls_own_rate():
     assert rich.should_stop and "no new target and no promising page in the last 500 pages" in rich.reason
 
     walking = DroughtStop(min_pages=300, expected=30)
-    for page in range(1, 2001):  # no target after page 500, but the policy walks a listing chain
+    for page in range(1, 1000):  # no target after page 500, but the policy walks a listing chain
         walking.update(page, 2 * min(page, 500), promising=page % 50 == 0)
         assert not walking.should_stop, page
 
@@ -165,6 +166,19 @@ def test_drought_stop_is_relative_to_the_crawls_own_rate():
         if stalled.should_stop:
             break
     assert 10_000 + 12_000 <= page <= 10_000 + 12_100
+
+
+def test_promising_pages_extend_a_drought_until_it_is_as_long_as_the_crawl_before_it():
+    """A trap that the policy keeps finding promising (calendar pages credited by their own next links) ends
+    the crawl once the pages since the last target are as many as those before it: the tiny site's crawl
+    once spent its whole budget so."""
+    walking = DroughtStop(min_pages=300, expected=30)
+    for page in range(1, 5001):  # no target after page 500, and a promising page every 8
+        walking.update(page, 2 * min(page, 500), promising=page % 8 == 0)
+        if walking.should_stop:
+            break
+    assert page == 500 + 500 and walking.promise_spent and not walking.stale_promise
+    assert "no new target in the last 500 pages, as many as the crawl read up to its last target" in walking.reason
 
 
 def test_drought_stop_waits_a_share_of_the_crawl_before_it():
@@ -276,6 +290,38 @@ def test_a_droughts_last_look_takes_links_of_templates_that_paid_and_only_those(
     assert len(policy) == before - len(look)
     assert set(look).isdisjoint(policy.next() for _ in range(len(policy)))  # taken out of the frontier
     assert SleepingBanditPolicy(_config(policy="sb-classifier-paper"), np.random.default_rng(0)).last_look(5) == []
+
+
+def test_a_warm_runs_promise_without_new_targets_extends_a_drought_by_ten_windows_at_most():
+    # A warm run of a site where the last runs found 2,000 datasets in 4,000 pages: a window of 60 pages.
+    warm, cold = DroughtStop(min_pages=50, expected=30), DroughtStop(min_pages=50, expected=30)
+    warm.prior(2000, 4000)
+    stopped_at = None
+    for page in range(1, 3001):  # nothing new, and every page promising by the restored model
+        for stop in (warm, cold):
+            stop.update(page, 0, promising=True)
+        if stopped_at is None and warm.should_stop:
+            stopped_at = page
+    assert stopped_at == 10 * 60 and "10 times the window" in warm.reason
+    assert not cold.should_stop  # a cold run without a rate to judge by: only the budget ends it
+    # and it ends the crawl though the links left promise more than es_expected targets (by the rates the
+    # restored model learned from the last runs)
+    class Promising:
+        def promising(self) -> bool:
+            return True
+
+        def expected_targets(self) -> float:
+            return 500.0
+
+    for stop in (warm, cold):
+        scheduler = Scheduler(Promising(), stop, early_stopping=True, es_expected=30.0)
+        assert scheduler.ends_crawl() is (stop is warm)
+    # a new target starts the count again
+    walking = DroughtStop(min_pages=50, expected=30)
+    walking.prior(2000, 4000)
+    for page in range(1, 3001):
+        walking.update(page, page // 500, promising=True)
+        assert not walking.should_stop, page
 
 
 def test_a_drought_gets_one_last_look_then_stops():

@@ -143,6 +143,53 @@ def test_rows_as_they_were_vouch_for_the_pages_files_and_a_changed_row_sends_its
     assert order.index(SITE + "f/1a.csv") > order.index(SITE + "f/3b.csv")
 
 
+def _catalogue_of(n: int, history: list[list[int]]) -> SiteMemory:
+    """A catalogue of ``n`` pages that described ``n`` dataset pages, a file each; ``history``: the last
+    runs' [known items compared, of those changed]."""
+    pages, datasets = {}, {}
+    for i in range(n):
+        listing, page, url = SITE + f"catalogue?page={i}", SITE + f"d/{i}", SITE + f"f/{i}.csv"
+        pages[listing] = KnownPage(url=listing, parent=SITE, depth=1, score=1, listed_on=[SITE])
+        pages[page] = KnownPage(url=page, parent=listing, depth=2, score=1, listed_on=[listing],
+                                contexts=[f"row-{i}"])
+        datasets[url] = KnownDataset(url=url, etag=f'"{i}"', found_on=page, listed_on=[page])
+    return SiteMemory(start_url=SITE, run_id="r0", datasets=datasets, pages=pages, history=history)
+
+
+def test_what_the_memory_says_is_unchanged_is_verified_by_a_sample_sized_by_the_change_rate(tmp_path):
+    def handed_out(history: list[list[int]]) -> int:
+        crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=1000), LocalSink(tmp_path))
+        memory = _catalogue_of(100, history)
+        plan = RevisitPlan.seeded(memory, crawler.links, Changes(crawler.links, memory), Observations(), 600,
+                                  crawler.policy.add, SITE)
+        return len(_revisits(plan))
+
+    # the last runs saw 1 change in 5,000 known items: a sample (MIN_SAMPLE at least) of the 300 revisits and
+    # checks, not each; a site that changed a tenth of its items is checked item by item
+    assert 12 <= handed_out([[5000, 1]]) <= 20
+    assert handed_out([[5000, 500]]) == 300
+    assert handed_out([]) == 300  # no history: everything
+
+
+def test_a_file_without_validators_is_settled_by_its_row_not_downloaded_again(tmp_path):
+    crawler = Crawler(CrawlConfig(SITE, delay=0.0, max_requests=100), LocalSink(tmp_path))
+    memory = _memory()
+    bare = memory.datasets[SITE + "f/1a.csv"]
+    bare.etag = bare.last_modified = ""
+    plan = _plan(crawler, memory)
+    assert plan.next(policy_has_links=False) == plan.links.ids[CATALOGUE]
+    d1 = SITE + "d/1"
+    row = "<li><a href='/d/1'>One</a> 2 files, last modified 2025-01-02</li>"
+    plan.index.memory.pages[d1].contexts = sorted(
+        link_contexts(f"<html><body><ul>{row}</ul></body></html>".encode(), CATALOGUE).contexts[d1])
+    _read(plan, CATALOGUE, f"<html><body><ul>{row}</ul></body></html>".encode())
+    order = _revisits(plan)
+    # d/1's row reads as before: it vouches for both files; the one with a validator is still asked last (a
+    # 304), the one without is not downloaded again
+    assert SITE + "f/1b.csv" in order and SITE + "f/1a.csv" not in order
+    assert plan.settled()["vouched"] >= 1
+
+
 def test_a_row_never_described_before_is_judged_by_its_dates(tmp_path):
     _, plan = _warm(tmp_path)
     body = (b"<html><body><ul><li><a href='/d/3'>Three</a> last modified 2026-02-01</li></ul></body></html>")

@@ -98,6 +98,7 @@ def test_an_unchanged_sites_next_run_checks_a_sample(sim_server, sim_proxy_env, 
     assert not [e.url for e in asked if e.status == 200
                 and {"ETag", "Last-Modified"} & set(site.response("HEAD", e.url, count=False).headers)]
     assert len(asked) <= MIN_SAMPLE < first.changes["new"]
+    assert checks["change_rate"] < 0.05  # what this run compared changed nothing
     memory = site_memory.load(LocalStateStore(tmp_path / "memory"), site.start_url)
     assert memory.history and memory.history[-1][0] > 0 and memory.history[-1][1] == 0
 

@@ -110,3 +110,30 @@ def test_leave_one_corpus_out_never_learns_from_the_held_out_corpus():
     for held in ("saus", "fuste", "real"):
         train = loco_split(data, held)
         assert {d.corpus for d in train} == {"saus", "fuste", "real"} - {held} and len(train) == 6
+
+
+def test_stacked_copies_cut_a_body_into_tables_each_under_its_header():
+    from sbcrawl_dev.bench.tables_train import prepare, stacked
+
+    rng = np.random.default_rng(3)
+    sheet = _sheet(rng, 1)
+    (r0, r1, c0, c1), header = sheet["tables"][0]["range"], sheet["tables"][0]["header"]
+    # a draw of more parts than the body holds (3 parts of 3 lines or more) gives no copy: draw again
+    copy = next(c for c in (stacked(sheet, np.random.default_rng(k)) for k in range(20)) if c)
+    assert 2 <= len(copy["tables"]) <= 3
+    rows, body = copy["rows"], []
+    for k, t in enumerate(copy["tables"]):
+        a, b, ca, cb = t["range"]
+        assert (ca, cb) == (c0, c1) and t["header"] == [a, a]
+        assert rows[a][1:] == sheet["rows"][header[0]][1:]  # the header's columns, repeated
+        assert not any(rows[a - 1]) if k else a == r0  # a blank line between two tables
+        body += rows[a + 1 : b + 1]
+    assert body == sheet["rows"][header[1] + 1 : r1 + 1]  # every body line once, in order
+    assert len(copy["lines"]) == len(rows) and rows[r1 + 1 + len(rows) - len(sheet["rows"])] == sheet["rows"][r1 + 1]
+    # no copy of a sheet of two tables; a corpus held out takes its copies with it (same corpus and group)
+    assert stacked(_sheet(rng, 2), rng) is None
+    sheets = [_sheet(rng, 1) for _ in range(6)]
+    data = prepare({"g": sheets}, augment=True)
+    copies = [d for d in data if d.sheet["id"].endswith("#stacked")]
+    assert copies and {d.corpus for d in data} == {"g"}
+    assert all(d.sheet["group"] == d.sheet["id"].removesuffix("#stacked") for d in copies)

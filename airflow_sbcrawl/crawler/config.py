@@ -102,6 +102,9 @@ class CrawlConfig:
 
     # Politeness and HTTP.
     respect_robots: bool = True
+    # Read the site's XML sitemaps (robots.txt's Sitemap: lines, else /sitemap.xml) at the start of a run:
+    # their pages join the frontier as candidates, and a warm run trusts an unchanged <lastmod>.
+    sitemaps: bool = True
     delay: float = 1.0
     # Requests in flight at once across the site's hosts. A host with a delay (this one or its Crawl-delay)
     # still gets one request at a time, spaced by the delay; without a delay it may get them all.

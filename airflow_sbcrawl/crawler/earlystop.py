@@ -59,6 +59,11 @@ class EarlyStopping:
     def note_look(self) -> None:
         """The last look of this drought was taken."""
 
+    @property
+    def stale_promise(self) -> bool:
+        """The paper's rule has no warm bound (see DroughtStop)."""
+        return False
+
     def prior(self, targets: int, pages: int) -> None:
         """What the last runs found (see DroughtStop): the paper's rule judges by slopes of this run only."""
 
@@ -73,6 +78,10 @@ class EarlyStopping:
         self.low_streak = state["low_streak"]
         self._last_pages = state["last_pages"]
         self._last_targets = state["last_targets"]
+
+
+#: In a warm run, pages found promising without a new target extend a drought by this many windows at most.
+PROMISE_WINDOWS = 10
 
 
 class DroughtStop:
@@ -97,7 +106,15 @@ class DroughtStop:
     look per drought (``looked`` / ``note_look``): the best links still waiting in the parts of the site
     that paid before. A crawl that wandered into news pagers and tag archives while a leaf category's
     "page 2" waited finds its way back after a few hundred pages, not after half the crawl; one that is
-    done spends a few dozen requests more."""
+    done spends a few dozen requests more.
+
+    Promising pages renew a drought, but not for ever: once the pages since the last *target* are a rate
+    window and as many as the pages up to it, the crawl ends whatever the policy finds promising, if the
+    frontier does not promise ``es_expected`` targets more (``Scheduler.ends_crawl``; in a warm run, after
+    ``PROMISE_WINDOWS`` windows, whatever it promises). The
+    policy's promise is learnt credit, and trap pages (a calendar, a facet search) that reveal pages of
+    their own kind are credited by those very links: on the tiny simulated site one crawl in three kept
+    finding its calendar promising and spent its whole budget after the last dataset."""
 
     def __init__(self, min_pages: int = 50, expected: float = 30.0, share: float = 0.5) -> None:
         self.min_pages = min_pages
@@ -150,11 +167,41 @@ class DroughtStop:
 
     @property
     def should_stop(self) -> bool:
-        return self._pages - self._pages_at_last_progress >= self.window()
+        return (self._pages - self._pages_at_last_progress >= self.window() or self.promise_spent
+                or self.stale_promise)
+
+    def _since_target_over(self, windows: int, share: float) -> bool:
+        return self._pages - self._pages_at_last_target >= max(windows * self._rate_window(),
+                                                               int(share * self._pages_at_last_target))
+
+    @property
+    def promise_spent(self) -> bool:
+        """Whether a cold run went a rate window, and as many pages as it read up to its last target, without
+        a new target: promising pages renew a drought that far at most (see the class; ``stale_promise``
+        bounds a warm run)."""
+        return not self._prior[0] and self._since_target_over(1, 1.0)
+
+    @property
+    def stale_promise(self) -> bool:
+        """Whether a warm run went ``PROMISE_WINDOWS`` windows without a new target. Its promise is judged
+        by a model the last runs taught: its templates' old credit stays above this run's average, which
+        falls towards nothing when the site has nothing new, so every page of a template that once paid
+        looks promising, and the links left promise what those templates gave the last runs. Such a
+        drought ends the crawl whatever the frontier promises (an unchanged site's run went through its
+        whole calendar)."""
+        return bool(self._prior[0]) and self._since_target_over(PROMISE_WINDOWS, self.share)
 
     @property
     def reason(self) -> str:
         rate = self._targets / max(self._pages_at_last_target, 1)
+        if self._pages - self._pages_at_last_progress < self.window():
+            if self.stale_promise:
+                return (f"early stopping: no new target in the last {self._pages - self._pages_at_last_target} "
+                        f"pages of a warm run, {PROMISE_WINDOWS} times the window of the site's rate over its runs "
+                        "(pages promising by the last runs' model extend a drought that far at most)")
+            return (f"early stopping: no new target in the last {self._pages - self._pages_at_last_target} "
+                    f"pages, as many as the crawl read up to its last target (pages found promising since did not "
+                    "lead to one)")
         return (f"early stopping: no new target and no promising page in the last "
                 f"{self._pages - self._pages_at_last_progress} pages, where the crawl's own rate ({rate:.3g} "
                 f"targets per page up to its last target) would have found {self.expected:g} targets, and at least "

@@ -203,9 +203,11 @@ class Fetcher:
         return self.config.backoff * (2**attempt)
 
     # -- requests --------------------------------------------------------------------------------------
-    def fetch(self, url: str, method: str = "GET", headers: dict[str, str] | None = None) -> Response:
+    def fetch(self, url: str, method: str = "GET", headers: dict[str, str] | None = None,
+              max_body: int | None = None) -> Response:
         """One request with retries on connection errors, 429 and 5xx-unavailable; each attempt is budgeted.
-        ``headers`` are extra request headers (If-None-Match / If-Modified-Since for a conditional GET).
+        ``headers`` are extra request headers (If-None-Match / If-Modified-Since for a conditional GET);
+        ``max_body`` caps the decoded body below the configured page and target caps (a sitemap's 50 MB).
 
         Raises BudgetExhausted when the budget cannot pay for the (next) attempt, and StopRequested when
         the crawl was asked to stop (before sending, or while a body was still arriving)."""
@@ -228,7 +230,7 @@ class Fetcher:
                 return Response(url=url, method=method, error=self.given_up[host])
             self.budget.reserve_request()
             self._mark_sent(server, host)
-            resp = self._attempt(url, method, headers)
+            resp = self._attempt(url, method, headers, max_body)
             if resp.kind == "refused":
                 log.warning("%s (%s)", resp.error, url)
                 return resp
@@ -278,7 +280,8 @@ class Fetcher:
                                        f"{self.config.response_timeout:g}s")
                 log.warning("%s: %s", host, self.given_up[host])
 
-    def _attempt(self, url: str, method: str, headers: dict[str, str] | None = None) -> Response:
+    def _attempt(self, url: str, method: str, headers: dict[str, str] | None = None,
+                 max_body: int | None = None) -> Response:
         out = Response(url=url, method=method)
         # One deadline from before the connection to the end of the body; the watchdog aborts the request
         # when it passes, whatever stage the request is in.
@@ -286,7 +289,7 @@ class Fetcher:
         self._calls[call.thread] = call
         self._watchdog.arm(call.thread, call.started + self.config.response_timeout, lambda: self._on_deadline(call))
         try:
-            return self._request(url, method, out, headers, call)
+            return self._request(url, method, out, headers, call, max_body)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             refused = refusal(exc)
             if refused is not None:
@@ -319,7 +322,7 @@ class Fetcher:
         return True
 
     def _request(self, url: str, method: str, out: Response, headers: dict[str, str] | None,
-                 call: _Call) -> Response:
+                 call: _Call, max_body: int | None = None) -> Response:
         raw = self._connections.manager(self._proxy(url)).urlopen(
             method, url, headers={**self._headers, **headers} if headers else self._headers, redirect=False,
             retries=False, preload_content=False, decode_content=False, timeout=self._timeout)
@@ -346,9 +349,10 @@ class Fetcher:
                 return out
             kind = self._classify_mime(out.mime)
             if kind == "html":
-                self._read_page(raw, out, call)
+                self._read_page(raw, out, call, min(self.config.max_page_bytes, max_body or self.config.max_page_bytes))
             elif kind == "target":
-                self._read_target(raw, out, call)
+                self._read_target(raw, out, call,
+                                  min(self.config.max_target_bytes, max_body or self.config.max_target_bytes))
             else:
                 out.kind = "other"
             return out
@@ -409,9 +413,9 @@ class Fetcher:
             if self.stop.is_set():
                 raise StopRequested("stop requested while a response was arriving")
 
-    def _read_page(self, raw: urllib3.BaseHTTPResponse, out: Response, call: _Call) -> None:
+    def _read_page(self, raw: urllib3.BaseHTTPResponse, out: Response, call: _Call, cap: int) -> None:
         parts: list[bytes] = []
-        error = self._stream(raw, self.config.max_page_bytes, parts.append, call)
+        error = self._stream(raw, cap, parts.append, call)
         if error:
             out.kind, out.error, out.timed_out = "error", error, error.startswith("response slower")
             return
@@ -419,7 +423,7 @@ class Fetcher:
         out.body = b"".join(parts)
         out.size = len(out.body)
 
-    def _read_target(self, raw: urllib3.BaseHTTPResponse, out: Response, call: _Call) -> None:
+    def _read_target(self, raw: urllib3.BaseHTTPResponse, out: Response, call: _Call, cap: int) -> None:
         digest = hashlib.sha256()
         fd, name = tempfile.mkstemp(prefix=PART_PREFIX, suffix=PART_SUFFIX, dir=self.tmp_dir)
         path = Path(name)
@@ -431,7 +435,7 @@ class Fetcher:
                     digest.update(chunk)
                     fh.write(chunk)
                     size += len(chunk)
-                error = self._stream(raw, self.config.max_target_bytes, sink, call)
+                error = self._stream(raw, cap, sink, call)
         except BaseException:
             path.unlink(missing_ok=True)
             raise

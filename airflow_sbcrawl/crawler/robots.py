@@ -102,6 +102,16 @@ class RobotsRules:
         parts = urlsplit(url)
         return self.failures.get(f"{parts.scheme}://{parts.netloc}", (None, ""))
 
+    def sitemaps(self, url: str) -> list[str]:
+        """The sitemap URLs that the robots.txt of ``url``'s host declares (its ``Sitemap:`` lines), resolved
+        against it; none when that robots.txt was not read (or robots.txt is not respected)."""
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        if not self.enabled or origin not in self.texts:
+            return []
+        found = (resolve(origin + "/robots.txt", line.strip()) for line in self._rules(url).sitemaps)
+        return list(dict.fromkeys(u for u in found if u))
+
     def unavailable(self, url: str) -> bool:
         """True while the robots.txt of ``url``'s host is failing (a transient state, never saved)."""
         return bool(self.problem(url))

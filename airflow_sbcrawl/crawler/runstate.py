@@ -145,8 +145,9 @@ class CrawlSummary:
     warm_from: str = ""
     changes: dict[str, int] = field(default_factory=dict)
     # How the known datasets were settled: verified (a request), vouched (a page as it was), estimated (the
-    # change rate said unchanged, not asked); empty in a cold crawl.
-    checks: dict[str, int] = field(default_factory=dict)
+    # change rate said unchanged, not asked), the requests of the revisits and checks, and that change rate
+    # (``change_rate``: the share of the known items compared that changed, over the runs); empty when cold.
+    checks: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)

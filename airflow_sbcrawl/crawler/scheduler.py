@@ -89,9 +89,10 @@ class Scheduler:
                 links = [link for link in links if link not in later]
         self.policy.add(links)
 
-    def page_done(self, pages: int, targets: int) -> None:
-        """One more page done with: the early-stopping rule's tally."""
-        self.stopper.update(pages, targets, self.policy.promising())
+    def page_done(self, pages: int, targets: int, listed: bool = False) -> None:
+        """One more page done with: the early-stopping rule's tally. A page a sitemap ``listed`` (not a link
+        the crawl followed) is no step on a path towards datasets: what it revealed is not progress."""
+        self.stopper.update(pages, targets, self.policy.promising() and not listed)
 
     def ends_crawl(self) -> bool:
         """Whether early stopping ends the crawl now. A drought gets one look first, as soon as it is long
@@ -106,6 +107,8 @@ class Scheduler:
             # The warm crawl's revisits and checks settle what the site holds: never cut short. A drought
             # (counted from the start: an unchanged site's revisits find nothing new) ends the crawl after.
             return False
+        if self.stopper.stale_promise:
+            return True  # a warm run's drought that the last runs' model kept calling promising
         if self.stopper.should_look and not self.stopper.looked():
             self.stopper.note_look()
             links = self.policy.last_look(LAST_LOOK)

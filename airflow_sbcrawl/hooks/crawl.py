@@ -61,6 +61,11 @@ class CrawlStorage:
             return "resuming from " + self.store.describe()
         return "no checkpoint yet, starting"
 
+    def interrupt(self) -> None:
+        """Stop every wait for S3 to come back (the task is being killed); thread-safe."""
+        for part in (self.sink, self.store, self.memory):
+            part.outages.interrupt()
+
     def clean(self, keep: int) -> None:
         """After a success the run state is disposable: keep the last ``keep`` checkpoints (for inspection,
         or for the task that continues the crawl), drop the others and the budget journal. The site memory

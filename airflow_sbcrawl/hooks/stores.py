@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -49,11 +50,19 @@ class Outages:
     """Rides out S3 outages: a call failing for a reason that may pass is made again, backing off, for up
     to ``wait`` seconds. A crawl cut off from its storage then pauses instead of failing, so what it
     downloaded is stored with its manifest row when S3 is back, and nothing is downloaded twice because a
-    failed try lost the rows it had not written yet."""
+    failed try lost the rows it had not written yet.
+
+    ``interrupt()`` ends a wait at once with a ``SinkError`` (and every later one): a task killed during an
+    outage must stop within the supervisor's grace period, not sleep through the rest of ``wait``."""
 
     def __init__(self, wait: float = OUTAGE_WAIT) -> None:
         self.wait = wait
         self.outages = 0  # outages ridden out (a call failed, then succeeded)
+        self._interrupted = threading.Event()
+
+    def interrupt(self) -> None:
+        """Stop waiting for S3 (thread-safe; a signal handler may call it)."""
+        self._interrupted.set()
 
     def call(self, what: str, fn: Callable[..., T], *args, **kwargs) -> T:
         """``fn(*args, **kwargs)``, made again while it fails transiently (``what`` names it in the log)."""
@@ -70,7 +79,9 @@ class Outages:
                     deadline = now + self.wait
                     log.warning("S3 unreachable while trying to %s (%s): waiting up to %gs for it to come back",
                                 what, describe_error(exc), self.wait)
-                time.sleep(min(pause, max(deadline - now, 0.0)))
+                if self._interrupted.wait(min(pause, max(deadline - now, 0.0))):
+                    raise SinkError(f"stopped while S3 was unreachable, trying to {what}: "
+                                    f"{describe_error(exc)}") from exc
                 pause = min(pause * 2, 5.0)
                 continue
             if deadline:

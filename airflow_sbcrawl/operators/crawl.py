@@ -142,6 +142,7 @@ class SBCrawlOperator(BaseOperator):
         self.manifest_event = manifest_event
         self.progress_callback = progress_callback
         self._crawler: Crawler | None = None
+        self._storage: CrawlStorage | None = None
         self._killed = False
         self._lineage: Any = None
         if not self.outlets and manifest_event:
@@ -223,6 +224,8 @@ class SBCrawlOperator(BaseOperator):
         if crawler is not None:
             self._killed = True
             crawler.request_stop("task killed (on_kill)")
+        if self._storage is not None:
+            self._storage.interrupt()  # a crawl waiting out an S3 outage stops now, not after the wait
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage: the site read, the S3 objects and the run's manifests written (see lineage.py)."""
@@ -269,6 +272,7 @@ class SBCrawlOperator(BaseOperator):
     def _crawl(self, config: CrawlConfig, storage: CrawlStorage, fresh: bool,
                context: Context) -> tuple[Crawler, CrawlSummary]:
         """Run the engine until it stops; whatever kills the try, the budget it spent is saved first."""
+        self._storage = storage
         crawler = self._crawler = Crawler(config, storage.sink, storage.store, run_id=storage.run_id,
                                           on_progress=self._progress_handler(context), memory=storage.memory,
                                           warm_start=bool(self.warm_start))
@@ -282,7 +286,7 @@ class SBCrawlOperator(BaseOperator):
             _best_effort(storage.store.flush_journal, "budget journal")
             raise
         finally:
-            self._crawler = None
+            self._crawler = self._storage = None
         storage.store.flush_journal()
         return crawler, summary
 

@@ -29,9 +29,14 @@ class BoostedTrees:
         self.base = np.asarray(base, dtype=float).ravel()  # one raw score per class (one for two classes)
         self.depth = depth
         n_trees, n_nodes = feature.shape
-        # Flat indices: node k of tree t is at t * n_nodes + k
-        self._offset = (np.arange(n_trees) * n_nodes)[None, :]
-        self._flat = (feature.ravel(), threshold.ravel(), left.ravel(), right.ravel(), value.ravel())
+        # Flat arrays, node k of tree t at t * n_nodes + k; a node's children side by side (right, then
+        # left) at twice its flat index, as flat indices: one step down is one gather
+        offset = np.repeat(np.arange(n_trees) * n_nodes, n_nodes)
+        self._roots = np.arange(n_trees) * n_nodes
+        self._feature = feature.ravel().astype(np.intp)
+        self._threshold = threshold.ravel()
+        self._children = np.stack([right.ravel() + offset, left.ravel() + offset], axis=1).ravel().astype(np.intp)
+        self._value = value.ravel()
 
     @classmethod
     def from_sklearn(cls, model) -> BoostedTrees:
@@ -55,13 +60,14 @@ class BoostedTrees:
         k = len(self.base)
         if len(x) == 0:
             return np.zeros((0, k))
-        feature, threshold, left, right, value = self._flat
-        node = np.broadcast_to(self._offset, (len(x), self._offset.shape[1])).copy()
-        rows = np.arange(len(x))[:, None]
+        # x flat, row r's feature f at r * width + f: 1-D gathers are cheaper than 2-D fancy indexing
+        flat = np.ascontiguousarray(x, dtype=float).ravel()
+        row_start = (np.arange(len(x)) * x.shape[1])[:, None]
+        node = np.broadcast_to(self._roots, (len(x), len(self._roots))).copy()
         for _ in range(self.depth):
-            go_left = x[rows, feature[node]] <= threshold[node]
-            node = np.where(go_left, left[node], right[node]) + self._offset
-        return self.base + value[node].reshape(len(x), -1, k).sum(axis=1)
+            go_left = flat[row_start + self._feature[node]] <= self._threshold[node]
+            node = self._children[2 * node + go_left]
+        return self.base + self._value[node].reshape(len(x), -1, k).sum(axis=1)
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         """The class probabilities of every row of ``x``: (rows, classes)."""

@@ -214,7 +214,7 @@ def loco_models(corpora: dict[str, list[dict]]) -> dict[str, tuple]:
     from sbcrawl_dev.bench import tables_corpora, tables_train
 
     everything = {name: tables_corpora.load_corpus(name) for name in tables_corpora.available()}
-    data = tables_train.prepare(everything)
+    data = tables_train.prepare(everything, augment=True)
     return {name: tables_train.loco_fit(data, name, default_classifier(), SHIPPED_LINE_CORPORA)
             for name in corpora}
 
@@ -229,7 +229,7 @@ def train_shipped(path=None) -> str:
     from sbcrawl_dev.bench import tables_corpora, tables_train
 
     everything = {name: tables_corpora.load_corpus(name) for name in tables_corpora.available()}
-    fitted = tables_train.fit_models(tables_train.prepare(everything), line=default_classifier())
+    fitted = tables_train.fit_models(tables_train.prepare(everything, augment=True), line=default_classifier())
     target = Path(path) if path else Path(regions.__file__).with_name(regions.PARAMS_FILE)
     fitted.regions.save(target)
     return str(target)

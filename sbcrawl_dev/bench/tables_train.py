@@ -75,14 +75,74 @@ class SheetData:
         return np.flatnonzero(np.asarray(self.labels) != "empty")
 
 
-def prepare(corpora: dict[str, list[dict]]) -> list[SheetData]:
-    """Every sheet's features (with the layout features) and line classes."""
+def stacked(sheet: dict, rng: np.random.Generator, min_part: int = 3) -> dict | None:
+    """A copy of a one-table sheet whose body is cut into 2 or 3 tables stacked one under the other, each
+    under a blank line and its own copy of the header block (the first cell of a copy's first header line
+    sometimes another label, as "People QuickFacts" then "Business QuickFacts" over the same columns);
+    None when the sheet has no such table (no header block, a body under ``2 * min_part`` lines).
+
+    Tables sharing their column headings, stacked with a blank line between, are common in statistics
+    files and absent from SAUS (one table per sheet): without copies of this kind, a model learning from
+    SAUS reads a repeated header under a blank line as the continuation of the table above.
+    """
+    if len(sheet["tables"]) != 1 or not sheet["tables"][0].get("header"):
+        return None
+    rows = sheet["rows"]
+    r0, r1, c0, c1 = sheet["tables"][0]["range"]
+    h0, h1 = sheet["tables"][0]["header"]
+    r1 = min(r1, len(rows) - 1)
+    if h0 != r0 or h1 >= r1:
+        return None
+    body = list(range(h1 + 1, r1 + 1))
+    filled = [i for i in body if any(c.strip() for c in rows[i])]
+    parts = int(rng.integers(2, 4))
+    if len(filled) < parts * min_part:
+        return None
+    # cut points: a part begins at a non-blank body line, each part holding min_part non-blank lines or more
+    cuts = sorted(rng.choice(np.arange(1, len(filled) // min_part), size=parts - 1, replace=False) * min_part)
+    begins = [filled[0]] + [filled[k] for k in cuts]
+    ends = [b - 1 for b in begins[1:]] + [r1]
+    header = [list(r) for r in rows[h0 : h1 + 1]]
+    lines = sheet.get("lines")
+    width = max(len(r) for r in rows)
+    labels = [r[c0].strip() for r in (rows[i] for i in filled) if c0 < len(r) and r[c0].strip()]
+    new_rows: list[list[str]] = [list(r) for r in rows[:r0]]
+    new_lines: list[str] = list(lines[:r0]) if lines else []
+    tables = []
+    for k, (a, b) in enumerate(zip(begins, ends, strict=True)):
+        while b > a and not any(c.strip() for c in rows[b]):
+            b -= 1  # the part ends at its last non-blank line; the blank line comes next
+        if k:
+            new_rows.append([""] * width)
+            new_lines.append("empty")
+        copy = [list(r) for r in header]
+        if k and labels and header[0][c0:c0 + 1] and header[0][c0].strip() and rng.random() < 0.5:
+            copy[0][c0] = str(rng.choice(labels))
+        top = len(new_rows)
+        new_rows.extend(copy)
+        new_lines.extend(["header"] * len(copy))
+        new_rows.extend(list(r) for r in rows[a : b + 1])
+        new_lines.extend(list(lines[a : b + 1]) if lines else [])
+        tables.append({"range": [top, len(new_rows) - 1, c0, c1], "header": [top, top + len(copy) - 1]})
+    new_rows.extend(list(r) for r in rows[r1 + 1 :])
+    if lines:
+        new_lines.extend(lines[r1 + 1 :])
+    return {**sheet, "id": sheet["id"] + "#stacked", "rows": new_rows, "tables": tables,
+            "lines": new_lines if lines else None}
+
+
+def prepare(corpora: dict[str, list[dict]], augment: bool = False, seed: int = 0) -> list[SheetData]:
+    """Every sheet's features (with the layout features) and line classes; with ``augment``, also a
+    ``stacked`` copy of every sheet that has one (same corpus and group as its sheet, so that a corpus
+    held out takes its copies with it and cross-validation folds never part a sheet and its copy)."""
+    rng = np.random.default_rng(seed)
     out = []
     for name, sheets in corpora.items():
-        for s in sheets:
+        for s in list(sheets) + ([c for c in (stacked(s, rng) for s in sheets) if c] if augment else []):
             rows = s["rows"]
             feats = sheet_features(rows, layout=True) if rows else np.zeros((0, len(LINE_FEATURES)))
-            out.append(SheetData(name, s, feats, line_labels(s)))
+            out.append(SheetData(name, {**s, "group": s.get("group") or s["id"].removesuffix("#stacked")}, feats,
+                                 line_labels(s)))
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import parse_qsl
 
-from sbcrawl_dev.sim import epochs, hostile, seeded
+from sbcrawl_dev.sim import epochs, hostile, seeded, sitemap_docs
 from sbcrawl_dev.sim.render import Html, paragraph, sentence
 from sbcrawl_dev.sim.structure import SiteLayout
 from sbcrawl_dev.sim.web import DATA, PARTNERS, PUB, STATIC_PAGES, WWW, Route
@@ -50,6 +50,7 @@ def robots_txt(site: SiteLayout, host: str) -> str:
         rules += hostile.DISALLOW.get(host, ())
     lines += [f"Disallow: {r}" for r in rules]
     lines.append("")
+    lines += sitemap_docs.robots_lines(site, host)
     if site.profile.hostile:
         lines = hostile.robots_noise(lines)
     return "\n".join(lines) + "\n"

@@ -86,6 +86,14 @@ class Profile:
     remove_share: float = 0.02
     move_share: float = 0.02
     validator_share: float = 0.85
+    # XML sitemaps (sitemap_docs.py): the share of the www host's HTML pages listed (0: no sitemap), whether
+    # robots.txt declares it (else only the well-known /sitemap.xml), URLs per child sitemap of the index,
+    # the share of children served gzipped, and the share of entries whose lastmod missed the last change.
+    sitemap_share: float = 0.0
+    sitemap_declared: bool = True
+    sitemap_file_urls: int = 300
+    sitemap_gzip_share: float = 0.5
+    sitemap_stale_share: float = 0.0
     # Guidance for tests and reports, not a constraint: the expected order of magnitude of url_count.
     expected_urls: int = 0
 
@@ -165,6 +173,12 @@ register(
         expected_urls=5000,
     )
 )
+
+# The same sites with a sitemap: "small" declares an index in robots.txt listing 60 % of its pages with exact
+# lastmod; "deep" has an undeclared /sitemap.xml index of gzipped children listing 50 %, a fifth stale.
+register(PROFILES["small"].with_(name="small-sitemap", sitemap_share=0.6, sitemap_gzip_share=0.3))
+register(PROFILES["deep"].with_(name="deep-sitemap", sitemap_share=0.5, sitemap_declared=False,
+                                sitemap_gzip_share=1.0, sitemap_file_urls=400, sitemap_stale_share=0.2))
 
 register(
     Profile(

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
-from sbcrawl_dev.sim import epochs, files, hostile, pages, seeded
+from sbcrawl_dev.sim import epochs, files, hostile, pages, seeded, sitemap_docs
 from sbcrawl_dev.sim.profiles import Profile, get_profile
 from sbcrawl_dev.sim.render import Html
 from sbcrawl_dev.sim.structure import MEDIA_BLOG_IMAGE, MEDIA_IMAGE, MEDIA_RESOURCE, MEDIA_VIDEO, SiteLayout
@@ -69,6 +69,8 @@ class Site(SiteLayout):
         query = parts.query
         if host == WWW:
             r = self._route_www(path, query)
+            if r is None and self.profile.sitemap_share and not query:
+                r = sitemap_docs.route(self, path)
         elif host == DATA:
             r = self._route_data(path, query)
         elif host == PUB:
@@ -347,6 +349,8 @@ class Site(SiteLayout):
             if res.mime == "application/octet-stream" or "/media/" in res.url:
                 headers["Content-Disposition"] = f'attachment; filename="{res.filename}"'
             return Response(200, headers, [body])
+        if h == "sitemap":
+            return sitemap_docs.respond(self, route.args[0])
         if h == "rss":
             body = pages.rss(self).encode()
             return Response(200, {"Content-Type": "application/rss+xml; charset=utf-8",

@@ -17,11 +17,13 @@ yet), only urgent links and other listing pages go: its rows may vouch for the p
 is not known before it is read), and a request spent on one of those now would be a request wasted.
 Links the last runs met already are held back from the policy (``claim``) until the plan is done.
 
-Checks in proportion to change. What the memory says is unchanged and nothing vouched for this run (the
-leaves, the datasets checked "to be sure", the links the last runs read already) is not asked item by
-item: a sample is, sized by the change rate the site has shown (``change_rate``: its last runs and what
-this run saw so far of the known pages and datasets), and a sample that finds changes raises the rate and
-so widens the check. What is left unasked is *estimated* unchanged; ``settled`` says how much was verified.
+Checks in proportion to change. What the memory says is unchanged (the revisits by gain, the checks of
+datasets nothing vouched for, the leaves, the datasets checked "to be sure", the links the last runs read
+already) is not asked item by item: a sample is, the best first, sized by the change rate the site has
+shown (``change_rate``: its last runs and what this run saw so far of the known pages and datasets), and a
+sample that finds changes raises the rate and so widens the check. What the pages showed as new or changed
+(``Tier.NEW`` to ``Tier.UNLISTED``) is always asked. What is left unasked is *estimated* unchanged;
+``settled`` says how much was verified.
 """
 
 from __future__ import annotations
@@ -79,6 +81,10 @@ class Tier(IntEnum):
     LEAF = 6
     #: Known datasets a page vouched for (a row as it was): checked last, to be sure.
     VOUCHED = 7
+
+
+#: The tiers of what the memory says is unchanged: verified by a sample sized by the change rate.
+_SAMPLED = frozenset({Tier.REVISIT, Tier.CHECK, Tier.LEAF, Tier.VOUCHED})
 
 
 class RevisitPlan:
@@ -159,7 +165,9 @@ class RevisitPlan:
         if tier is Tier.UNLISTED and self.links.urls[link] in self.observations.contexts:
             return None  # listed on another page this run: checked with the other known files
         if tier is Tier.CHECK and link in self._covered:
-            return Tier.VOUCHED, 0
+            # A file without validators is compared by its listing's row: a row as it was settles it (asking
+            # it again would download it whole).
+            return (Tier.VOUCHED, 0) if self.index.known[link].has_validator else None
         return tier, 0
 
     def _gain(self, page: int) -> int:
@@ -223,9 +231,10 @@ class RevisitPlan:
         tier, gain, link = first
         if waiting and tier is Tier.REVISIT and link not in self.index.lists:
             return None
-        if tier >= Tier.LEAF:
+        if tier in _SAMPLED:
             if self._sure_total < 0:
-                self._sure_total = sum(entry[0] >= Tier.LEAF and entry[3] not in self._done for entry in self._heap)
+                self._sure_total = len({entry[3] for entry in self._heap
+                                        if entry[0] in _SAMPLED and entry[3] not in self._done})
             if self._sure_spent >= self._quota(self._sure_total):
                 self.over = True
                 self._release()  # the rest is estimated unchanged, unless the rate rises
@@ -299,8 +308,8 @@ class RevisitPlan:
 
     def settled(self) -> dict[str, int]:
         """How the known datasets were settled: ``verified`` by a request, ``vouched`` for by a page as it
-        was, ``estimated`` unchanged by the change rate (neither); and the ``requests`` the revisits and
-        checks took."""
+        was, ``estimated`` unchanged by the change rate (neither); the ``requests`` the revisits and checks
+        took, and the ``change_rate`` that sized them."""
         ids, status = self.links.ids, self.changes.status
         verified = vouched = 0
         for url in self.index.memory.datasets:
@@ -309,7 +318,8 @@ class RevisitPlan:
             elif ids.get(url) in self._covered:
                 vouched += 1
         return {"verified": verified, "vouched": vouched,
-                "estimated": len(self.index.memory.datasets) - verified - vouched, "requests": self.spent}
+                "estimated": len(self.index.memory.datasets) - verified - vouched, "requests": self.spent,
+                "change_rate": round(self.change_rate(), 4)}
 
     # -- what the crawl meets --------------------------------------------------------------------------
     def seed(self, start_id: int | None) -> None:
@@ -425,6 +435,13 @@ class RevisitPlan:
             self._reading.discard(link_id)
             self._cover(link_id, vouched=True)
             self._compared += 1
+
+    def page_vouched(self, url: str) -> None:
+        """A known page its sitemap's ``<lastmod>`` says is as it was (``sitemaps.apply_lastmod``): settled
+        as a 304 settles it, without the request."""
+        if (link_id := self.links.ids.get(url)) is not None:
+            self._done.add(link_id)
+            self.page_unchanged(url)
 
     def claim(self, pages: Sequence[NewLink]) -> list[NewLink]:
         """New links a page led to that sit where links to pages listing datasets sat, or in a row of a
