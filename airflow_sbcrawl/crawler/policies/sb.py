@@ -3,6 +3,7 @@ uniformly random link of the chosen action crawled next."""
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Sequence
 from itertools import groupby
@@ -161,9 +162,10 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     link's anchor, title, row and URL (``link_context``) feed an online model of "the page paid" (it held
     a new target; ``linktext``), learned from this site's pages only (labelling pages whose credit beat the
     average as paid too did no better on the development sites). Once it
-    has seen pages of both kinds, a template's next link is the best of a random sample of its links within
-    ``_TEXT_REACH`` levels of the top, by level plus ``_TEXT_WEIGHT`` times the model's log-odds; before,
-    the draw is the uniform one above.
+    has seen pages of both kinds, a template's next link is the best of a random sample of each level of its
+    links, by level plus ``_TEXT_WEIGHT`` times the model's log-odds (the log-odds in levels: a link's
+    expected credit is its parent's times the chance its page pays); before, the draw is the uniform one
+    above.
 
     Files the classifier missed. A link is labelled once, when its page is read; links read while the
     classifier was young (a catalogue page of 400 files met in the first hundred pages) wait in the
@@ -545,12 +547,17 @@ _RHO_HORIZON = 500
 _MIN_SCALE = 0.05
 
 
-# Link text: a template's next link is the best of this many random ones of each level within _TEXT_REACH
-# levels of its top, by level + _TEXT_WEIGHT x the link text model's log-odds (a level is a factor 2^(1/4)
-# of the credit of the page the link was found on).
+# Link text: a template's next link is the best of this many random ones of each of its levels, by level +
+# _TEXT_WEIGHT x the link text model's log-odds. A level is a factor 2^(1/4) of the credit of the page the
+# link was found on, so a link's expected credit, parent credit x P(its page pays), is in levels
+# level + _LEVELS_PER_DOUBLING x log2 P, and log P is the log-odds while P is small: the weight converts
+# natural log-odds into levels. Every level is sampled (no reach): with a window of the top four levels,
+# the text could only reorder the links of the best-credited parent page (on an SDG platform, all 20
+# indicators of one goal page, few of them "Reported online") and never reach a better-worded link of
+# another goal page a few levels below.
 _TEXT_SAMPLE = 32
-_TEXT_REACH = 4
-_TEXT_WEIGHT = 4.0
+_TEXT_REACH = _MAX_LEVEL
+_TEXT_WEIGHT = _LEVELS_PER_DOUBLING / math.log(2.0)
 _NO_WORDS = np.zeros(0, dtype=np.int32)
 
 
