@@ -239,8 +239,9 @@ def rule_headers(tables: list[tuple[int, int, int, int]], classes: list[str], ru
     The rules' header of a table is the run of consecutive header lines (no blank line between) right
     above its first body line. Two cases take it:
 
-    - it ends where the learned header ends and starts higher (below the table above): the role model
-      cut a header block short, taking its first lines for a title or for a table of their own;
+    - it ends where the learned header ends and starts higher (below the table above), on lines of two
+      cells or more (not a title nor its unit): the role model cut a header block short, taking its first
+      lines for a title or for a table of their own;
     - it lies below the learned header (or the learned table has none), inside the table, and no line
       from the table's first line to its end holds a figure: the role model took lines of words above
       the real header (notes, links) into the table.
@@ -261,7 +262,8 @@ def rule_headers(tables: list[tuple[int, int, int, int]], classes: list[str], ru
         ruled = _rule_run(rule_classes, limit, last)
         if ruled is not None:
             a, b = ruled
-            if learned is not None and b == learned[1] and a < learned[0]:
+            if learned is not None and b == learned[1] and a < learned[0] and all(
+                    sum(1 for c in text[i] if c) >= 2 for i in range(a, learned[0])):
                 for i in range(a, learned[0]):
                     out[i] = "header"
                 top, first = min(top, a), a
