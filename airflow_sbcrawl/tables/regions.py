@@ -209,6 +209,10 @@ def final_classes(line_classes: list[str], line_proba: np.ndarray, role_proba: n
     out = ["empty" if not d else c for c, d in zip(line_classes, decisions, strict=True)]
     inner = [LINE_CLASSES.index(c) for c in ("header", "group", "data", "derived")]
     names = ("header", "group", "data", "derived")
+    # argmax over every line at once (a call per line cost more than the rest of this function)
+    roles = role_proba.argmax(axis=1).tolist()
+    as_body = line_proba[:, inner[1:]].argmax(axis=1).tolist()
+    as_inner = line_proba[:, inner].argmax(axis=1).tolist()
     for top, a, b, bottom in tables:
         for i in range(top, a):
             if out[i] != "empty":
@@ -219,15 +223,15 @@ def final_classes(line_classes: list[str], line_proba: np.ndarray, role_proba: n
         for i in range(a, b + 1):
             if out[i] == "empty":
                 continue
-            role = int(role_proba[i].argmax())
+            role = roles[i]
             if decisions[i] == "outside":
                 out[i] = "notes"
             elif role == 1:
                 out[i] = "header"
             elif role == _BODY:
-                out[i] = names[1 + int(np.argmax(line_proba[i, inner[1:]]))]
+                out[i] = names[1 + as_body[i]]
             else:  # kept in the table although its role is outside: what the line model says it is inside
-                out[i] = names[int(np.argmax(line_proba[i, inner]))]
+                out[i] = names[as_inner[i]]
     return out
 
 
