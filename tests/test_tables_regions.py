@@ -137,3 +137,49 @@ def test_stacked_copies_cut_a_body_into_tables_each_under_its_header():
     copies = [d for d in data if d.sheet["id"].endswith("#stacked")]
     assert copies and {d.corpus for d in data} == {"g"}
     assert all(d.sheet["group"] == d.sheet["id"].removesuffix("#stacked") for d in copies)
+
+
+def _kinds(text: list[list[str]]) -> np.ndarray:
+    from airflow_sbcrawl.tables.features import cell_kinds
+    from airflow_sbcrawl.tables.values import SheetCells
+
+    return cell_kinds(text, ".", SheetCells(text, "."))[0]
+
+
+def test_rule_headers_restore_a_time_series_header_block_the_role_model_cut_short():
+    from airflow_sbcrawl.tables.regions import rule_headers
+
+    # An ABS-like sheet: series names, then attribute rows (some with figures) over the observations; the
+    # role model made the names line a table of its own and read "Collection Month | 3 | 3" as body
+    text = [["", "Hours worked ; Total", "Hours worked ; Male"], ["Unit", "000 Hours", "000 Hours"],
+            ["Collection Month", "3", "3"], ["Series ID", "A84426298K", "A84426294A"],
+            ["1984-12-01", "2939234.1", "2372693.4"], ["1985-03-01", "2954148.2", "2385067.4"]]
+    learned = ["header", "header", "derived", "header", "data", "data"]
+    ruled = ["header", "header", "header", "header", "data", "data"]
+    found, classes = rule_headers([(0, 0, 0, 0), (1, 1, 5, 5)], learned, ruled, text, _kinds(text))
+    assert found == [(0, 0, 5, 5)]
+    assert classes == ["header"] * 4 + ["data"] * 2
+    assert learned[2] == "derived"  # the arguments are left as they were
+
+
+def test_rule_headers_leave_out_lines_of_words_above_the_header_and_split_a_repeated_header():
+    from airflow_sbcrawl.tables.regions import rule_headers
+
+    text = [["Some notes", "", ""], ["at the top", "of the", "sheet"], ["Name", "Age", "Born"],
+            ["Ann", "69", "1947"], ["Bob", "60", "1956"], ["", "", ""], ["Diploma", "", ""],
+            ["Name", "Age", "Born"], ["Cy", "90", "1926"], ["Di", "88", "1928"]]
+    # the role model took the words above the header in, as a header: they are the table's title
+    learned = ["metadata", "header", "data", "data", "data"]
+    ruled = ["metadata", "metadata", "header", "data", "data"]
+    found, classes = rule_headers([(0, 1, 4, 4)], learned, ruled, text[:5], _kinds(text[:5]))
+    assert found == [(0, 2, 4, 4)] and classes == ["metadata", "metadata", "header", "data", "data"]
+    # the header repeated after a blank line and a one-cell title starts the next table
+    learned = ["metadata", "metadata", "header", "data", "data", "empty", "data", "data", "data", "data"]
+    found, classes = rule_headers([(0, 2, 9, 9)], learned, learned, text, _kinds(text))
+    assert found == [(0, 2, 4, 4), (6, 7, 9, 9)]
+    assert classes[6:8] == ["metadata", "header"]
+    # a header of figures (a year over a body) is not the rules' to move
+    years = [["Table 1", "", ""], ["", "2001", "2002"], ["Ann", "69", "70"], ["Bob", "60", "61"]]
+    found, _ = rule_headers([(0, 1, 3, 3)], ["metadata", "header", "data", "data"],
+                            ["metadata", "metadata", "header", "data"], years, _kinds(years))
+    assert found == [(0, 1, 3, 3)]

@@ -29,7 +29,7 @@ from .body import clean_label as _clean_label
 from .classifier import LineClassifier, default_classifier
 from .features import EMPTY, FEATURE_NAMES, TEXT, cell_kinds, sheet_features
 from .model import DetectedTable, Provenance
-from .regions import RegionModel, default_region_model, final_classes, find_tables
+from .regions import RegionModel, default_region_model, final_classes, find_tables, rule_headers
 from .segment import ATTRIBUTE_LABEL, BODY, column_blocks, refine_classes, segments
 from .values import SheetCells
 
@@ -372,7 +372,9 @@ def classify_and_detect(
             classes, proba = clf.classify_features(feats[:, : len(FEATURE_NAMES)])
             role_proba, decisions = model.decide(feats, proba, kv[0])
             found = find_tables(decisions, role_proba)
-            classes = final_classes(classes, proba, role_proba, decisions, found)
+            final = final_classes(classes, proba, role_proba, decisions, found)
+            ruled = refine_classes(classes, part_cells.text, *kv)
+            found, classes = rule_headers(found, final, ruled, part_cells.text, kv[0])
         for top, first, last, bottom in found:
             if model is not None and not any(c in BODY for c in classes[first : last + 1]):
                 continue  # a header without a body is no table

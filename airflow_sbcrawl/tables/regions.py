@@ -27,6 +27,7 @@ import numpy as np
 
 from .boosted import BoostedTrees
 from .features import EMPTY, FEATURE_NAMES, LAYOUT_FEATURES, MARKER, NUMBER
+from .segment import attribute_rows
 
 ROLES = ("metadata", "header", "body", "notes")
 DECISIONS = ("start", "continue", "outside")
@@ -208,6 +209,10 @@ def final_classes(line_classes: list[str], line_proba: np.ndarray, role_proba: n
     out = ["empty" if not d else c for c, d in zip(line_classes, decisions, strict=True)]
     inner = [LINE_CLASSES.index(c) for c in ("header", "group", "data", "derived")]
     names = ("header", "group", "data", "derived")
+    # argmax over every line at once (a call per line cost more than the rest of this function)
+    roles = role_proba.argmax(axis=1).tolist()
+    as_body = line_proba[:, inner[1:]].argmax(axis=1).tolist()
+    as_inner = line_proba[:, inner].argmax(axis=1).tolist()
     for top, a, b, bottom in tables:
         for i in range(top, a):
             if out[i] != "empty":
@@ -218,13 +223,121 @@ def final_classes(line_classes: list[str], line_proba: np.ndarray, role_proba: n
         for i in range(a, b + 1):
             if out[i] == "empty":
                 continue
-            role = int(role_proba[i].argmax())
+            role = roles[i]
             if decisions[i] == "outside":
                 out[i] = "notes"
             elif role == 1:
                 out[i] = "header"
             elif role == _BODY:
-                out[i] = names[1 + int(np.argmax(line_proba[i, inner[1:]]))]
+                out[i] = names[1 + as_body[i]]
             else:  # kept in the table although its role is outside: what the line model says it is inside
-                out[i] = names[int(np.argmax(line_proba[i, inner]))]
+                out[i] = names[as_inner[i]]
     return out
+
+
+def rule_headers(tables: list[tuple[int, int, int, int]], classes: list[str], rule_classes: list[str],
+                 text: list[list[str]], kinds: np.ndarray) -> tuple[list[tuple[int, int, int, int]], list[str]]:
+    """The learned tables with their header block checked against the rules' line classes
+    (``segment.refine_classes``), where the role model is known to fail on real files.
+
+    The rules' header of a table is the run of consecutive header lines (no blank line between) right
+    above its first body line. Two cases take it:
+
+    - it ends where the learned header ends and starts higher (below the table above), on lines of two
+      cells or more (not a title nor its unit): the role model cut a header block short, taking its first
+      lines for a title or for a table of their own;
+    - it lies below the learned header (or the learned table has none), inside the table, and no line
+      from the table's first line to its end holds a figure: the role model took lines of words above
+      the real header (notes, links) into the table.
+
+    Metadata rows of time series ("Unit", "Series ID", "No. Obs" ...) right under a header line are header
+    lines though they may hold numbers (``segment.attribute_rows``). ``text``, ``kinds``: the block's cells
+    and their ``features.cell_kinds``. Returns the tables with a body, (top, first, last, bottom), and new
+    classes; the arguments are left as they are.
+    """
+    out = attribute_rows(classes, text, kinds)
+    figures = ((kinds == NUMBER) | (kinds == MARKER)).any(axis=1)
+    found: list[tuple[int, int, int, int]] = []
+    for top, first, last, bottom in _split_repeated(tables, out, text):
+        if not any(c in ("data", "derived") for c in out[first : last + 1]):
+            continue  # a header without a body is no table (its lines may be the next one's header)
+        limit = found[-1][2] + 1 if found else 0
+        learned = _header_run(out, first, last)
+        ruled = _rule_run(rule_classes, limit, last)
+        if ruled is not None:
+            a, b = ruled
+            if learned is not None and b == learned[1] and a < learned[0] and all(
+                    sum(1 for c in text[i] if c) >= 2 for i in range(a, learned[0])):
+                for i in range(a, learned[0]):
+                    out[i] = "header"
+                top, first = min(top, a), a
+            elif (learned is None or a > learned[1]) and first <= a and not figures[first : b + 1].any():
+                for i in range(first, a):
+                    if out[i] != "empty":
+                        out[i] = "metadata"
+                for i in range(a, b + 1):
+                    out[i] = "header"
+                first = a
+        found.append((top, first, last, bottom))
+    return found, out
+
+
+def _split_repeated(tables: list[tuple[int, int, int, int]], classes: list[str],
+                    text: list[list[str]]) -> list[tuple[int, int, int, int]]:
+    """Tables cut where their header line comes again after a blank line (or after a blank line and a
+    one-cell title) with a body under it: the next table of a stack laid out like the first, which the
+    start model read as more of the same table. ``classes`` is changed in place: the repeated lines become
+    header lines, their titles metadata."""
+    out = []
+    for top, first, last, bottom in tables:
+        head = _header_run(classes, first, last)
+        if head is None:
+            out.append((top, first, last, bottom))
+            continue
+        names = {tuple(text[i]) for i in range(head[0], head[1] + 1) if classes[i] == "header"}
+        for i in range(head[1] + 1, last + 1):
+            if tuple(text[i]) not in names:
+                continue
+            after_blank = classes[i - 1] == "empty"
+            after_title = i >= 2 and classes[i - 2] == "empty" and sum(1 for c in text[i - 1] if c) == 1
+            if not (after_blank or after_title) or not any(c in ("data", "derived") for c in classes[i + 1 : last + 1]):
+                continue
+            new_top = i if after_blank else i - 1
+            end = new_top - 1
+            while end > first and classes[end] == "empty":
+                end -= 1
+            out.append((top, first, end, end))
+            classes[i] = "header"
+            if new_top < i:
+                classes[new_top] = "metadata"
+            top, first = new_top, i
+        out.append((top, first, last, bottom))
+    return out
+
+
+def _header_run(classes: list[str], first: int, last: int) -> tuple[int, int] | None:
+    """First and last header line above the first body line of lines first..last, or None."""
+    lines = []
+    for i in range(first, last + 1):
+        if classes[i] in ("data", "derived", "group"):
+            break
+        if classes[i] == "header":
+            lines.append(i)
+    return (lines[0], lines[-1]) if lines else None
+
+
+def _rule_run(classes: list[str], top: int, last: int) -> tuple[int, int] | None:
+    """The run of consecutive header lines right above the first body line of lines top..last (blank
+    lines between the run and the body allowed), or None."""
+    body = next((i for i in range(top, last + 1) if classes[i] in ("data", "derived")), None)
+    if body is None:
+        return None
+    b = body - 1
+    while b >= top and classes[b] == "empty":
+        b -= 1
+    if b < top or classes[b] != "header":
+        return None
+    a = b
+    while a - 1 >= top and classes[a - 1] == "header":
+        a -= 1
+    return a, b

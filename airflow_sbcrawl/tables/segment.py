@@ -26,7 +26,7 @@ def refine_classes(classes: list[str], text: list[list[str]], kinds: np.ndarray,
     new list (the argument is left as it is), one class per line, ``empty`` lines unchanged.
     """
     classes = _repeated_headers(classes, text)
-    classes = _header_block(classes, text, kinds)
+    classes = attribute_rows(classes, text, kinds)
     return _frame_tables(classes, text, kinds, values)
 
 
@@ -100,7 +100,7 @@ ATTRIBUTE_LABEL = re.compile(
 )
 
 
-def _header_block(classes: list[str], text: list[list[str]], kinds: np.ndarray) -> list[str]:
+def attribute_rows(classes: list[str], text: list[list[str]], kinds: np.ndarray) -> list[str]:
     """Two corrections to the header block of a table, which the line model gets wrong on time series:
 
     - metadata rows under the header ("Unit", "Series ID", "No. Obs" ...) are header rows (kept as column

@@ -295,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpora", default="", help="--regions: comma-separated corpora (default: all cached)")
     parser.add_argument("--loco", action="store_true",
                         help="--regions: also leave-one-corpus-out (train on the others, score the held-out one)")
+    parser.add_argument("--held-out", default="", metavar="DIR",
+                        help="--regions: score the models held out from each corpus read from DIR (<corpus>.json, "
+                             "<corpus>.line.json) instead of fitting them")
     parser.add_argument("--train-regions", action="store_true",
                         help="--regions: refit the region models on every cached corpus and write region_model.json")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
@@ -308,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.regions:
         from sbcrawl_dev.bench.tables_regions import main as regions_main
 
-        result = regions_main([c for c in args.corpora.split(",") if c], loco=args.loco, out=out)
+        result = regions_main([c for c in args.corpora.split(",") if c], loco=args.loco, out=out,
+                              held_out=args.held_out)
         if args.json:
             print(json.dumps(result), file=out)
         return 0 if result else 2

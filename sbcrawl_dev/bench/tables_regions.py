@@ -1,13 +1,15 @@
 """Where the tables are: detected table regions against annotated ones, per corpus.
 
-    python -m sbcrawl_dev bench tables --regions [--corpora saus,fuste,real] [--loco] [--json]
+    python -m sbcrawl_dev bench tables --regions [--corpora saus,fuste,real] [--loco | --held-out DIR] [--json]
 
 The corpora are the cached annotated sheets of ``tables_corpora`` (``bench tables-corpora fetch``). A
 table's region is its header block and body (titles, units, sources and notes outside it). A detected
 region matches an annotated one of the same sheet when their intersection over union reaches the
 threshold (0.5, 0.75, or 1.0 for exact), each region matched at most once, best pairs first; precision,
 recall and F1 are counted over all tables of the corpus. "Header exact": of the tables matched at 0.5,
-the share whose header block (first to last header line above the body) is the annotated one.
+the share whose header block (first to last header line above the body) is the annotated one. "Unique
+key": the share of the numeric observations of the detected tables whose key (row labels + column path) no
+other observation of their table has.
 
 Beside the detector: the baseline "the used range is one table" (the bounding box of a sheet's non-empty
 cells), whose header is its first line. Timings are the CPU time of ``classify_and_detect`` per sheet,
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -29,13 +32,15 @@ from sbcrawl_dev.bench.tables_devset import Region, iou
 THRESHOLDS = (0.5, 0.75, 1.0)
 _PROV = Provenance("bench", "bench")
 
-#: A region and its header block (first and last line), or None when it has no header
-Found = tuple[Region, tuple[int, int] | None]
+#: A region, its header block (first and last line, or None when it has no header) and its numeric
+#: observations: how many, and how many of them uniquely keyed
+Found = tuple[Region, tuple[int, int] | None, tuple[int, int]]
 Detector = Callable[[list[list[str]]], list[Found]]
 
 
 def table_found(table: DetectedTable) -> Found:
-    """A detected table's region and its header block: the header lines above its first body line."""
+    """A detected table's region, its header block (the header lines above its first body line) and its
+    numeric observations (count, uniquely keyed)."""
     region = (table.first_row, table.last_row, table.first_col, table.last_col)
     header = []
     for k, cls in enumerate(table.line_classes):
@@ -43,7 +48,8 @@ def table_found(table: DetectedTable) -> Found:
             break
         if cls == "header":
             header.append(table.first_row + k)
-    return region, ((header[0], header[-1]) if header else None)
+    keys = Counter((o.row_labels, o.column_path) for o in table.observations if o.value is not None)
+    return region, ((header[0], header[-1]) if header else None), (sum(keys.values()), sum(keys[k] == 1 for k in keys))
 
 
 def detector(classifier: LineClassifier | None = None, regions=None) -> Detector:
@@ -64,7 +70,7 @@ def used_range(rows: list[list[str]]) -> list[Found]:
         return []
     r0, r1 = cells[0][0], cells[-1][0]
     c0, c1 = min(j for _, j in cells), max(j for _, j in cells)
-    return [((r0, r1, c0, c1), (r0, r0))]
+    return [((r0, r1, c0, c1), (r0, r0), (0, 0))]
 
 
 def _pairs(truth: Sequence[Region], found: Sequence[Region], threshold: float) -> list[tuple[int, int]]:
@@ -95,6 +101,8 @@ class RegionTally:
     sheets: int = 0
     exact_sheets: int = 0  # sheets whose every table is found exactly and nothing else
     us_per_cell: list[float] = field(default_factory=list)
+    numeric: int = 0  # numeric observations of the detected tables
+    unique: int = 0  # ... whose key no other observation of their table has
     misses: list[str] = field(default_factory=list)  # sheets with a table missed or one too many at 0.5
 
     def add(self, sheet: dict, found: list[Found]) -> None:
@@ -104,6 +112,8 @@ class RegionTally:
         self.sheets += 1
         self.true_tables += len(truth)
         self.found_tables += len(regions)
+        self.numeric += sum(f[2][0] for f in found)
+        self.unique += sum(f[2][1] for f in found)
         for threshold in THRESHOLDS:
             pairs = _pairs(truth, regions, threshold)
             self.matched[threshold] += len(pairs)
@@ -126,6 +136,7 @@ class RegionTally:
             out[_key(threshold)] = {"precision": p, "recall": r, "f1": f1}
         out["header_exact"] = self.header_matched / self.header_total if self.header_total else 0.0
         out["exact_sheets"] = self.exact_sheets / self.sheets if self.sheets else 0.0
+        out["unique_key_share"] = self.unique / self.numeric if self.numeric else 0.0
         if self.us_per_cell:
             out["us_per_cell_median"] = statistics.median(self.us_per_cell)
         return out
@@ -156,24 +167,26 @@ def score(sheets: Sequence[dict], find: Detector, repeats: int = 0) -> RegionTal
 
 
 def format_row(name: str, s: dict) -> str:
-    """One line of the per-corpus table: P/R/F1 at each threshold, header exact, speed."""
+    """One line of the per-corpus table: P/R/F1 at each threshold, header exact, unique key, speed."""
     parts = [f"{name:<22}"]
     for threshold in THRESHOLDS:
         r = s[_key(threshold)]
         parts.append(f"{r['precision']:5.3f} {r['recall']:5.3f} {r['f1']:5.3f}")
     parts.append(f"{s['header_exact']:6.3f}")
+    parts.append(f"{s.get('unique_key_share', 0.0):6.3f}")
     parts.append(f"{s['us_per_cell_median']:6.1f}" if "us_per_cell_median" in s else "     -")
     return " | ".join(parts)
 
 
 HEADER_LINE = (f"{'':<22} | {'IoU>=0.5  P     R     F1':<17} | {'IoU>=0.75 P     R     F1':<17} | "
-               f"{'exact     P     R     F1':<17} | header | us/cell")
+               f"{'exact     P     R     F1':<17} | header | unique | us/cell")
 
 
-def main(corpora: Sequence[str] = (), loco: bool = False, out=None, repeats: int = 3) -> dict:
+def main(corpora: Sequence[str] = (), loco: bool = False, out=None, repeats: int = 3, held_out: str = "") -> dict:
     """Print and return the region figures of every cached corpus (or of ``corpora``): the used-range
     baseline, the detector framing tables by its rules (``regions="rules"``) and the shipped one; with
-    ``loco``, the learned models fitted without the corpus (``tables_train.loco_fit``), scored on it.
+    ``loco``, the learned models fitted without the corpus (``tables_train.loco_fit``), scored on it;
+    with ``held_out``, those models read from that folder instead of fitted (``held_out_models``).
 
     Returns {} when no corpus is cached (the message says how to fetch them).
     """
@@ -188,7 +201,7 @@ def main(corpora: Sequence[str] = (), loco: bool = False, out=None, repeats: int
               "'python -m sbcrawl_dev bench tables-corpora fetch' first", file=out)
         return {}
     loaded = {name: tables_corpora.load_corpus(name) for name in names}
-    held_models = loco_models(loaded) if loco else {}
+    held_models = loco_models(loaded) if loco else held_out_models(held_out, names) if held_out else {}
     print(HEADER_LINE, file=out)
     result: dict = {}
     for name, sheets in loaded.items():
@@ -196,7 +209,9 @@ def main(corpora: Sequence[str] = (), loco: bool = False, out=None, repeats: int
                 "rules": score(sheets, detector(regions="rules"), repeats=repeats).scores(),
                 "shipped": score(sheets, detector(), repeats=repeats).scores()}
         if name in held_models:
-            rows["loco"] = score(sheets, detector(*held_models[name]), repeats=repeats).scores()
+            line, region_model = held_models[name]
+            rows["loco rules"] = score(sheets, detector(line, "rules")).scores()
+            rows["loco"] = score(sheets, detector(line, region_model), repeats=repeats).scores()
         for label, s in rows.items():
             print(format_row(f"{name} {label}", s), file=out)
         result[name] = rows
@@ -217,6 +232,29 @@ def loco_models(corpora: dict[str, list[dict]]) -> dict[str, tuple]:
     data = tables_train.prepare(everything, augment=True)
     return {name: tables_train.loco_fit(data, name, default_classifier(), SHIPPED_LINE_CORPORA)
             for name in corpora}
+
+
+def held_out_models(folder: str, corpora: Sequence[str]) -> dict[str, tuple]:
+    """Per corpus, the (line model, region model) held out from it, read from JSON files in ``folder``:
+    ``<corpus>.json`` (a ``RegionModel``) and, when the line model was refitted without the corpus too,
+    ``<corpus>.line.json`` (else the shipped line model). Corpora without a file are left out.
+
+    Fitting them takes an hour on a shared machine (benchmarks/results/tables-real/README.md gives the
+    script), scoring them seconds.
+    """
+    from pathlib import Path
+
+    from airflow_sbcrawl.tables.classifier import default_classifier
+    from airflow_sbcrawl.tables.regions import RegionModel
+
+    out = {}
+    for name in corpora:
+        path = Path(folder) / f"{name}.json"
+        if path.is_file():
+            line_path = path.with_name(f"{name}.line.json")
+            line = LineClassifier.load(line_path) if line_path.is_file() else default_classifier()
+            out[name] = (line, RegionModel.load(path))
+    return out
 
 
 def train_shipped(path=None) -> str:
