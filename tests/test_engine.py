@@ -92,8 +92,8 @@ def test_hostile_site_is_survived(sim_server, sim_proxy_env, tmp_path):
     sim_proxy_env(srv)
     site = srv.site
     started = time.monotonic()
-    _, summary = crawl(site, tmp_path, max_requests=1500, response_timeout=4.0, max_page_bytes=5 * 1024**2,
-                       backoff=0.2, max_retry_after=5.0)
+    crawler, summary = crawl(site, tmp_path, max_requests=1500, response_timeout=4.0, max_page_bytes=5 * 1024**2,
+                             backoff=0.2, max_retry_after=5.0)
     elapsed = time.monotonic() - started
     assert elapsed < 120
     log = srv.log
@@ -107,14 +107,15 @@ def test_hostile_site_is_survived(sim_server, sim_proxy_env, tmp_path):
     assert summary.bytes < 60 * 1024**2
     # 429 storms are retried after Retry-After, and their CSVs end up retrieved.
     busy = {e.url for e in log if e.status == 429}
-    # A Retry-After holds the whole host, not only the request that got it: concurrent requests to that
-    # host arrive either before the 429 went out (already on their way; half a second allowed, since a
-    # loaded 2-core machine can hold a sent request that long) or after the 1 s pause. Without the
-    # host-wide pause the other threads go on sending within milliseconds, through the whole second.
+    # A Retry-After holds the whole host, not only the request that got it: during the 1 s pause the host
+    # only sees requests that were already on their way when the 429 went out, at most one per other
+    # thread (a loaded 2-core machine can hold a sent request in the proxy for over half a second). Without
+    # the host-wide pause the other threads go on sending within milliseconds, through the whole second.
+    on_their_way = crawler.config.concurrency - 1
     for told in (e for e in log if e.status == 429):
         host = urlsplit(told.url).netloc
-        early = [e.url for e in log if urlsplit(e.url).netloc == host and told.time + 0.5 < e.arrived < told.time + 0.9]
-        assert not early, f"requests during a Retry-After pause of {host}: {early[:3]}"
+        early = [e.url for e in log if urlsplit(e.url).netloc == host and told.time + 0.2 < e.arrived < told.time + 0.9]
+        assert len(early) <= on_their_way, f"requests during a Retry-After pause of {host}: {early[:3]}"
     rows = manifest(tmp_path)
     got = {r["url"] for r in rows}
     assert busy and busy <= got
