@@ -250,7 +250,8 @@ class Crawler:
         memory = build_memory(self._memory, self.observations, self.changes.status, rows, self.links,
                               config=self.config, run_id=self.run_state.run_id, policy=self.policy,
                               classifier=self.classifier, frontier=self.scheduler.waiting(),
-                              tally=self.scheduler.plan.tally() if self.scheduler.plan is not None else None)
+                              tally=self.scheduler.plan.tally() if self.scheduler.plan is not None else None,
+                              drought=self.scheduler.stopper.drought())
         log.info("site memory %d written to %s", site_memory.save(self.memory_store, memory),
                  self.memory_store.describe())
 
@@ -307,7 +308,7 @@ class Crawler:
         assert memory is not None
         if state is None:
             restore_model(memory, self.config, self.policy, self.classifier)
-            self.scheduler.stopper.prior(len(memory.datasets), len(memory.read_urls))
+            self.scheduler.stopper.prior(len(memory.datasets), len(memory.read_urls), memory.drought)
         self.scheduler.plan = RevisitPlan.for_run(memory, state, self.links, self.changes, self.observations,
                                                   int(RECRAWL_SHARE * self.config.max_requests),
                                                   self.scheduler.add, self.config.start_url)
