@@ -210,20 +210,23 @@ class DroughtStop:
     @property
     def reason(self) -> str:
         rate = self._targets / max(self._pages_at_last_target, 1)
-        carried = -min(self._pages_at_last_progress, 0)
-        last = f" ({carried} of them at the end of the last run)" if carried else ""
+
+        def last(start: int) -> str:  # the part of a drought the last run handed on (``prior``)
+            return f" ({-start} of them at the end of the last run)" if start < 0 else ""
+
         if self._pages - self._pages_at_last_progress < self.window():
             if self.stale_promise:
                 return (f"early stopping: no new target in the last {self._pages - self._pages_at_last_target} "
-                        f"pages of a warm run{last}, {PROMISE_WINDOWS} times the window of the site's rate over its "
-                        "runs (pages promising by the last runs' model extend a drought that far at most)")
+                        f"pages of a warm run{last(self._pages_at_last_target)}, {PROMISE_WINDOWS} times the window "
+                        "of the site's rate over its runs (pages promising by the last runs' model extend a drought "
+                        "that far at most)")
             return (f"early stopping: no new target in the last {self._pages - self._pages_at_last_target} "
                     f"pages, as many as the crawl read up to its last target (pages found promising since did not "
                     "lead to one)")
         return (f"early stopping: no new target and no promising page in the last "
-                f"{self._pages - self._pages_at_last_progress} pages{last}, where the crawl's own rate ({rate:.3g} "
-                f"targets per page up to its last target) would have found {self.expected:g} targets, and at least "
-                f"{self.share:g} of the pages crawled before")
+                f"{self._pages - self._pages_at_last_progress} pages{last(self._pages_at_last_progress)}, where the "
+                f"crawl's own rate ({rate:.3g} targets per page up to its last target) would have found "
+                f"{self.expected:g} targets, and at least {self.share:g} of the pages crawled before")
 
     def state(self) -> dict:
         return {"last_targets": self._last_targets, "pages_at_last_target": self._pages_at_last_target,
