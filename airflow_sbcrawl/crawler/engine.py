@@ -441,9 +441,11 @@ class Crawler:
         plan, memory = self.scheduler.plan, self.changes.memory
         vouched = 0
         if plan is not None and memory is not None:  # the warm run's one use of <lastmod>
-            def unchanged(page: str) -> None:
+            def unchanged(page: str) -> bool:
+                if not plan.page_vouched(page):
+                    return False
                 self.observations.unchanged_pages.add(page)
-                plan.page_vouched(page)
+                return True
             vouched, _ = apply_lastmod(entries, memory.pages, plan.index.clock, unchanged)
         # A warm run takes only the lastmods: a listed URL entered now would be known when a revisited page
         # links it, and lose the evidence of that link (where it sits on the page), which is what tells the
