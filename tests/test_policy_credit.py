@@ -420,3 +420,21 @@ def test_new_links_of_a_rich_page_are_followed_before_the_bandit_chooses():
 
     assert after_catalogue(400) == {501, 502, 503}  # 400 files: its "page 2" to "page 4" come next
     assert not after_catalogue(1) & {501, 502, 503}  # an ordinary page: the bandit goes on with the tables
+
+
+def test_a_warm_runs_drought_goes_on_from_the_last_runs():
+    # The last run read 1,500 pages for 1,000 targets (a window of 50 pages) and its last 1,200 found none.
+    carried = DroughtStop(min_pages=50, expected=30)
+    carried.prior(1000, 1500, drought=1200)
+    fresh = DroughtStop(min_pages=50, expected=30)
+    fresh.prior(1000, 1500)
+    for page in range(1, 21):
+        carried.update(page, 0, promising=True)
+        fresh.update(page, 0, promising=True)
+    assert carried.stale_promise and carried.should_stop and carried.drought() == 1220
+    assert "(1200 of them at the end of the last run)" in carried.reason
+    assert not fresh.should_stop and fresh.drought() == 20
+    # A new target ends the drought, whatever the last run handed on.
+    carried.update(21, 1)
+    assert not carried.should_stop and carried.drought() == 0
+    assert EarlyStopping().drought() == 0

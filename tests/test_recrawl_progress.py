@@ -33,10 +33,10 @@ def test_memory_frontier_round_trips_and_an_old_memory_still_loads(tmp_path):
                                         depth=2, tag_path="html/body/nav/a", label=0),
                site_memory.FrontierLink("http://www.stats.example/x", depth=1)]
     memory = site_memory.SiteMemory(start_url="http://www.stats.example/", run_id="r1", frontier=waiting,
-                                    history=[[40, 2], [35, 0]])
+                                    history=[[40, 2], [35, 0]], drought=7)
     site_memory.save(store, memory)
     loaded = site_memory.load(store, memory.start_url)
-    assert loaded.frontier == waiting and loaded.history == [[40, 2], [35, 0]]
+    assert loaded.frontier == waiting and loaded.history == [[40, 2], [35, 0]] and loaded.drought == 7
     # A memory written before the frontier was kept: no such file, not in its manifest.
     generation = tmp_path / "ckpt-00000001"
     (generation / "frontier.jsonl.gz").unlink()
@@ -112,3 +112,27 @@ def test_cli_says_how_much_of_the_frontier_is_left(tiny_server, sim_proxy_env, t
     assert "request budget spent" in out and "(kept: the next run goes on from there)" in out
     report = next(tmp_path.glob("**/*report*.md")).read_text()
     assert "the next run of the site goes on exploring from there" in report
+
+
+def test_an_unchanged_sites_next_run_goes_on_from_the_drought_the_last_one_ended_in(
+        sim_server, sim_proxy_env, tmp_path):
+    server = sim_server(build_site("tiny"))
+    sim_proxy_env(server)
+    site = server.site
+    # A scheduled crawl's settings: early stopping on, a budget the site fits in; the run ends in its
+    # calendar and facets, long after its last dataset, and leaves them as its frontier.
+    first = crawler(site, tmp_path, 3 * site.url_count, early_stopping=True).run()
+    memory = site_memory.load(LocalStateStore(tmp_path / "memory"), site.start_url)
+    assert memory.frontier and memory.drought >= 50  # at least the drought rule's smallest window
+    server.reset_log()
+    second = crawler(site, tmp_path, 3 * site.url_count, early_stopping=True).run()
+    assert second.warm_from == first.run_id and second.changes["new"] == 0
+    assert "at the end of the last run" in second.stop_reason
+    # Nothing new: the revisits and checks, the start page and robots.txt files, not a tour of the old
+    # frontier (before, ten windows of the drought rule: hundreds of requests on this site).
+    frontier = {link.url for link in memory.frontier}
+    toured = [e.url for e in server.log if e.url in frontier]
+    assert len(toured) <= 5, toured
+    assert second.requests <= second.checks["requests"] + 10
+    # and it hands the drought on, grown by what it read
+    assert site_memory.load(LocalStateStore(tmp_path / "memory"), site.start_url).drought >= memory.drought

@@ -258,3 +258,37 @@ def test_a_warm_crawl_skips_the_revisits_an_unchanged_lastmod_vouches_for(sim_se
     unchanged = {u for u, mod in entries.items() if u in known[True] & known[False] and mod < epochs.EPOCH0}
     assert unchanged
     assert len(unchanged & requested[True]) < len(unchanged & requested[False])
+
+
+def test_a_stale_lastmod_does_not_hide_a_listings_new_rows(sim_server, sim_proxy_env, tmp_path):
+    # Every page listed, every lastmod stale: each page that changed claims it did not (a plugin that
+    # missed the edits). The catalogue pages' new rows are where the new datasets are.
+    stale = TINY.with_(name="tiny-stale-sitemap-test", sitemap_share=1.0, sitemap_stale_share=1.0)
+    before, after = build_site(stale, 2, epoch=0), build_site(stale, 2, epoch=1)
+    truth = after.changes(0)
+    new = {u for u, s in truth.items() if s == "new"}
+    assert new
+    first = sim_server(before)
+    sim_proxy_env(first)
+    crawl(before, tmp_path, max_requests=500)
+    memory = site_memory.load(LocalStateStore(tmp_path / "memory"), before.start_url)
+    second = sim_server(after)
+    sim_proxy_env(second)
+    summary = crawl(after, tmp_path, max_requests=500)
+    assert summary.warm_from
+    requested = {e.url for e in second.log if e.method == "GET"}
+    # The known pages whose body changed while their lastmod says not, and that link a new dataset: read
+    # again all the same, and every new dataset found.
+    lastmods = {e.url: e.lastmod for e in sim_sitemaps.entries(after)}
+    old_lastmods = {e.url: e.lastmod for e in sim_sitemaps.entries(before)}
+
+    def body(site, url):
+        return b"".join(site.response("GET", url, count=False).body)
+
+    def links_new(page: bytes) -> bool:  # an absolute link, or one by its path
+        return any(url.encode() in page or url.split("/", 3)[-1].encode() in page for url in new)
+
+    hiding = {u for u in memory.pages if lastmods.get(u) == old_lastmods.get(u) and body(before, u) != body(after, u)
+              and links_new(body(after, u))}
+    assert hiding and hiding <= requested
+    assert summary.changes["new"] == len(new)

@@ -64,8 +64,12 @@ class EarlyStopping:
         """The paper's rule has no warm bound (see DroughtStop)."""
         return False
 
-    def prior(self, targets: int, pages: int) -> None:
+    def prior(self, targets: int, pages: int, drought: int = 0) -> None:
         """What the last runs found (see DroughtStop): the paper's rule judges by slopes of this run only."""
+
+    def drought(self) -> int:
+        """The paper's rule hands no drought on to the next run (see DroughtStop)."""
+        return 0
 
     def state(self) -> dict:
         """What a checkpoint keeps of the rule (``restore`` takes it back)."""
@@ -125,17 +129,29 @@ class DroughtStop:
         self._pages_at_last_progress = 0
         self._pages = 0
         self._targets = 0
-        self._looked_at = -1  # the drought (by the page of its last progress) that had its last look
+        self._looked_at: int | None = None  # the drought (by the page of its last progress) that had its last look
         self._prior = (0, 0)  # (targets, pages) of the last runs, for a warm run (``prior``)
 
     def looked(self) -> bool:
         return self._looked_at == self._pages_at_last_progress
 
-    def prior(self, targets: int, pages: int) -> None:
+    def prior(self, targets: int, pages: int, drought: int = 0) -> None:
         """What the last runs of the site found (``targets`` in ``pages`` read): a warm run's rate starts
         from theirs. Without it a warm run of an unchanged site, which finds no new target, would have no
-        rate to judge a drought by, and would spend its budget on the traps the last run left waiting."""
+        rate to judge a drought by, and would spend its budget on the traps the last run left waiting.
+
+        ``drought``: the pages the last run read after its last new target. This run's drought goes on from
+        there (its pages count from 0, the last target was ``drought`` pages before), as if the runs were one
+        crawl: the frontier it leaves is what that drought was spent on, and a warm run that finds nothing
+        new in its revisits does not explore it afresh for ten windows. A new target ends it as ever."""
         self._prior = (targets, pages)
+        if drought > 0 and self._pages == 0 and self._last_targets == 0:
+            self._pages_at_last_target = self._pages_at_last_progress = -drought
+
+    def drought(self) -> int:
+        """The pages read since the last new target (or, with none yet, since the one a ``prior`` drought
+        counts from): what this run hands on to the next."""
+        return max(0, self._pages - self._pages_at_last_target)
 
     def note_look(self) -> None:
         self._looked_at = self._pages_at_last_progress
@@ -155,7 +171,7 @@ class DroughtStop:
             # page linked from a few old posts) gives nothing for thousands of pages, then everything.
             # Only the budget ends such a crawl.
             return sys.maxsize
-        rate = (self._targets + prior_targets) / max(self._pages_at_last_target + prior_pages, 1)
+        rate = (self._targets + prior_targets) / max(max(self._pages_at_last_target, 0) + prior_pages, 1)
         return max(self.min_pages, int(self.expected / rate))
 
     def window(self) -> int:
@@ -194,18 +210,23 @@ class DroughtStop:
     @property
     def reason(self) -> str:
         rate = self._targets / max(self._pages_at_last_target, 1)
+
+        def last(start: int) -> str:  # the part of a drought the last run handed on (``prior``)
+            return f" ({-start} of them at the end of the last run)" if start < 0 else ""
+
         if self._pages - self._pages_at_last_progress < self.window():
             if self.stale_promise:
                 return (f"early stopping: no new target in the last {self._pages - self._pages_at_last_target} "
-                        f"pages of a warm run, {PROMISE_WINDOWS} times the window of the site's rate over its runs "
-                        "(pages promising by the last runs' model extend a drought that far at most)")
+                        f"pages of a warm run{last(self._pages_at_last_target)}, {PROMISE_WINDOWS} times the window "
+                        "of the site's rate over its runs (pages promising by the last runs' model extend a drought "
+                        "that far at most)")
             return (f"early stopping: no new target in the last {self._pages - self._pages_at_last_target} "
                     f"pages, as many as the crawl read up to its last target (pages found promising since did not "
                     "lead to one)")
         return (f"early stopping: no new target and no promising page in the last "
-                f"{self._pages - self._pages_at_last_progress} pages, where the crawl's own rate ({rate:.3g} "
-                f"targets per page up to its last target) would have found {self.expected:g} targets, and at least "
-                f"{self.share:g} of the pages crawled before")
+                f"{self._pages - self._pages_at_last_progress} pages{last(self._pages_at_last_progress)}, where the "
+                f"crawl's own rate ({rate:.3g} targets per page up to its last target) would have found "
+                f"{self.expected:g} targets, and at least {self.share:g} of the pages crawled before")
 
     def state(self) -> dict:
         return {"last_targets": self._last_targets, "pages_at_last_target": self._pages_at_last_target,
@@ -218,7 +239,7 @@ class DroughtStop:
         self._pages_at_last_progress = state["pages_at_last_progress"]
         self._pages = state["pages"]
         self._targets = state["targets"]
-        self._looked_at = state.get("looked_at", -1)
+        self._looked_at = state.get("looked_at")
         self._prior = tuple(int(n) for n in state.get("prior", (0, 0)))
 
 

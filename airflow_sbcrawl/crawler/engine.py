@@ -252,7 +252,8 @@ class Crawler:
         memory = build_memory(self._memory, self.observations, self.changes.status, rows, self.links,
                               config=self.config, run_id=self.run_state.run_id, policy=self.policy,
                               classifier=self.classifier, frontier=self.scheduler.waiting(),
-                              tally=self.scheduler.plan.tally() if self.scheduler.plan is not None else None)
+                              tally=self.scheduler.plan.tally() if self.scheduler.plan is not None else None,
+                              drought=self.scheduler.stopper.drought())
         log.info("site memory %d written to %s", site_memory.save(self.memory_store, memory),
                  self.memory_store.describe())
 
@@ -309,7 +310,7 @@ class Crawler:
         assert memory is not None
         if state is None:
             restore_model(memory, self.config, self.policy, self.classifier)
-            self.scheduler.stopper.prior(len(memory.datasets), len(memory.read_urls))
+            self.scheduler.stopper.prior(len(memory.datasets), len(memory.read_urls), memory.drought)
         self.scheduler.plan = RevisitPlan.for_run(memory, state, self.links, self.changes, self.observations,
                                                   int(RECRAWL_SHARE * self.config.max_requests),
                                                   self.scheduler.add, self.config.start_url)
@@ -442,9 +443,11 @@ class Crawler:
         plan, memory = self.scheduler.plan, self.changes.memory
         vouched = 0
         if plan is not None and memory is not None:  # the warm run's one use of <lastmod>
-            def unchanged(page: str) -> None:
+            def unchanged(page: str) -> bool:
+                if not plan.page_vouched(page):
+                    return False
                 self.observations.unchanged_pages.add(page)
-                plan.page_vouched(page)
+                return True
             vouched, _ = apply_lastmod(entries, memory.pages, plan.index.clock, unchanged)
         # A warm run takes only the lastmods: a listed URL entered now would be known when a revisited page
         # links it, and lose the evidence of that link (where it sits on the page), which is what tells the

@@ -121,6 +121,9 @@ class SiteMemory:
     # Per warm run, newest last: [known pages and datasets compared with the memory, of those changed]; the
     # change rate the site has shown, which sizes the next runs' checks (``warm.plan``).
     history: list[list[int]] = field(default_factory=list)
+    # Pages the last run read after its last new target: a run that ended in a drought (a frontier of
+    # calendars and facets) hands it on, and the next run's exploration of that frontier continues it.
+    drought: int = 0
 
 
 SEEN_ARRAYS = ("seen.urls", "read.urls")
@@ -136,7 +139,7 @@ def encode(memory: SiteMemory) -> dict[str, bytes]:
             "written_at": memory.written_at or datetime.now(UTC).isoformat(timespec="seconds"),
             "runs": memory.runs, "model_config": memory.model_config, "model_state": memory.model_state,
             "datasets": len(memory.datasets), "pages": len(memory.pages), "frontier": len(memory.frontier),
-            "history": memory.history}
+            "history": memory.history, "drought": memory.drought}
     buf = io.BytesIO()
     seen = dict(zip(SEEN_ARRAYS, (memory.seen_urls.astype(np.uint64), memory.read_urls.astype(np.uint64)),
                     strict=True))
@@ -168,6 +171,7 @@ def decode(files: dict[str, bytes]) -> SiteMemory:
         seen_urls=seen, read_urls=read,
         frontier=_read_jsonl(files["frontier.jsonl.gz"], FrontierLink) if "frontier.jsonl.gz" in files else [],
         history=[[int(n) for n in run] for run in head.get("history", [])],
+        drought=int(head.get("drought", 0)),
     )
 
 

@@ -17,8 +17,9 @@ What the crawl does with what is listed:
   links of the pages, as one more action. Sitemaps are incomplete and often stale: they add candidates,
   they never replace the links.
 * warm (``apply_lastmod``): a known page whose ``<lastmod>`` is not newer than what the last run saw of it
-  reads as a 304 would (it vouches for what it listed), without a request; a newer one is left to the
-  revisits, which find what changed.
+  reads as a 304 would (it vouches for what it listed), without a request, unless it is a listing of other
+  pages (a stale lastmod there would hide new rows: ``RevisitPlan.page_vouched``); a newer one is left to
+  the revisits, which find what changed.
 """
 
 from __future__ import annotations
@@ -347,11 +348,12 @@ class SitemapLinks:
 
 
 def apply_lastmod(entries: Iterable[SitemapEntry], memory_pages: dict, clock: str,
-                  unchanged: Callable[[str], None]) -> tuple[int, int]:
+                  unchanged: Callable[[str], bool]) -> tuple[int, int]:
     """A warm run's use of ``<lastmod>``: each known page (``memory_pages``: the site memory's, by URL)
     whose lastmod is not newer than what the last run knew of it (its Last-Modified then, else the site's
     ``clock`` then, an ISO date) is as it was: ``unchanged(url)`` says so, as a 304 would, without a
-    request. A newer lastmod leaves the page to the revisits. Returns (vouched, changed)."""
+    request, and returns whether the page was taken as vouched for. A newer lastmod leaves the page to the
+    revisits. Returns (vouched, changed)."""
     vouched = changed = 0
     for entry in entries:
         page = memory_pages.get(entry.url)
@@ -366,8 +368,7 @@ def apply_lastmod(entries: Iterable[SitemapEntry], memory_pages: dict, clock: st
         if not known:
             continue
         if entry.lastmod <= known:
-            unchanged(entry.url)
-            vouched += 1
+            vouched += unchanged(entry.url)
         else:
             changed += 1
     return vouched, changed
