@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from airflow_sbcrawl import cli
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
 from airflow_sbcrawl.crawler import memory as site_memory
+from airflow_sbcrawl.crawler.warm.contexts import link_contexts
 from airflow_sbcrawl.crawler.warm.plan import MIN_SAMPLE
 from sbcrawl_dev.sim import build_site
 
@@ -136,3 +138,54 @@ def test_an_unchanged_sites_next_run_goes_on_from_the_drought_the_last_one_ended
     assert second.requests <= second.checks["requests"] + 10
     # and it hands the drought on, grown by what it read
     assert site_memory.load(LocalStateStore(tmp_path / "memory"), site.start_url).drought >= memory.drought
+
+
+
+def test_what_a_run_did_not_ask_keeps_its_validators_and_every_link_shown_counts_as_met(
+        sim_server, sim_proxy_env, tmp_path):
+    """A budgeted warm run estimates most known pages unchanged without asking them: their validators must
+    outlive it (dropped, the next run reads each page whole). And the links a page showed are met, those the
+    crawl does not follow included (another host, refused by robots.txt): else every later reading of a
+    listing takes them for new rows, a change, and the checks "to be sure" widen on a site that never
+    changes (a quarter of the budget of later runs on ``small``)."""
+    server = sim_server(build_site("tiny"))
+    sim_proxy_env(server)
+    site, out = server.site, tmp_path / "runs"
+    crawler(site, out, 80).run()
+    store = LocalStateStore(out / "memory")
+    before = site_memory.load(store, site.start_url)
+    validated = {url for url, page in before.pages.items() if page.etag or page.last_modified}
+    assert len(validated) > 5
+    pages_read = [e.url for e in server.log if e.method == "GET" and e.status == 200
+                  and site.response("HEAD", e.url, count=False).headers.get("Content-Type", "").startswith("text/html")]
+    shown = {link for url in pages_read for link in link_contexts(site.body(url), url).contexts}
+    off_site = {link for link in shown if urlsplit(link).hostname not in {urlsplit(site.start_url).hostname}}
+    assert off_site  # the site's pages link other hosts (social media, partners)
+    assert set(map(site_memory.url_key, shown)) <= set(before.seen_urls.tolist())
+    server.reset_log()
+    crawler(site, out, 3).run()  # asks almost nothing
+    after = site_memory.load(store, site.start_url)
+    asked = {e.url for e in server.log}
+    kept = {url for url in validated - asked if after.pages.get(url) and (after.pages[url].etag
+                                                                            or after.pages[url].last_modified)}
+    assert kept == {url for url in validated - asked if url in after.pages}
+
+
+def test_budgeted_runs_of_an_unchanged_site_see_no_change(sim_server, sim_proxy_env, tmp_path):
+    """What a run neither read nor asked keeps what the memory knew of it: its validators (else the next run
+    reads the page whole), and the rows it showed count as met, those leading off the site included (else
+    every reading of the page takes them for new rows, a change, and the checks "to be sure" widen)."""
+    server = sim_server(build_site("tiny"))
+    sim_proxy_env(server)
+    site, out = server.site, tmp_path / "runs"
+    crawler(site, out, 60).run()
+    store = LocalStateStore(out / "memory")
+    for _ in range(3):
+        before = site_memory.load(store, site.start_url)
+        crawler(site, out, 60).run()
+        after = site_memory.load(store, site.start_url)
+        assert after.history[-1][1] == 0, after.history  # nothing changed, nothing was taken for a change
+        lost = [url for url, page in before.pages.items()
+                if (page.etag or page.last_modified) and url in after.pages
+                and not (after.pages[url].etag or after.pages[url].last_modified)]
+        assert not lost

@@ -105,6 +105,18 @@ class MemoryIndex:
         page = self.memory.pages.get(self.links.urls[link_id])
         return page is not None and bool(page.listed_on)
 
+    def listed_by(self, link_id: int, page_url: str) -> bool:
+        """Whether ``page_url`` described the known page or dataset last time: only there can its row be
+        compared with what it was (a link first known after a page showed it has no context from that page).
+        Memories from before describers were kept cannot tell: they say yes."""
+        if not self.describers_kept:
+            return True
+        known = self.known.get(link_id)
+        if known is not None:
+            return page_url in known.listed_on
+        page = self.memory.pages.get(self.links.urls[link_id])
+        return page is not None and page_url in page.listed_on
+
     def only_file(self, page: int) -> int | None:
         """The one known dataset a page that lists no pages linked last time, if it linked one only."""
         if page in self.lists:

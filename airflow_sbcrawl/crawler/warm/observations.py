@@ -48,10 +48,9 @@ class Observations:
     listers: dict[str, list[str]] = field(default_factory=dict)  # link URL -> pages that described it
 
     def page_headers(self, url: str, headers: dict[str, str]) -> None:
-        """A page's validators, to be sent at the next run's revisit."""
-        etag, modified = headers.get("etag", ""), headers.get("last-modified", "")
-        if etag or modified:
-            self.page_validators[url] = (etag, modified)
+        """A page's validators, to be sent at the next run's revisit; a page read without any is kept as
+        ("", ""): what it had before no longer holds."""
+        self.page_validators[url] = (headers.get("etag", ""), headers.get("last-modified", ""))
 
     def page_links(self, url: str, page: PageLinks) -> None:
         """The contexts a page showed its links in, and the links it described."""
@@ -134,7 +133,7 @@ def build_memory(previous: SiteMemory | None, seen: Observations, status: dict[s
         model_state={"policy": policy.state(), "classifier": classifier.state()},
         model_arrays=arrays, datasets=datasets, pages=_pages(previous, seen, links, datasets),
         frontier=_frontier(frontier, links, datasets, rows), history=_history(previous, tally),
-        drought=drought, **_seen_urls(previous, links))
+        drought=drought, **_seen_urls(previous, links, seen))
 
 
 def _frontier(waiting: list[int], links: LinkTable, datasets: dict[str, KnownDataset],
@@ -155,11 +154,13 @@ def _prefixed(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarra
     return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
 
 
-def _seen_urls(previous: SiteMemory | None, links: LinkTable) -> dict[str, np.ndarray]:
-    """The URLs met and the pages read (those links were found on), over this run and the last ones."""
+def _seen_urls(previous: SiteMemory | None, links: LinkTable, seen: Observations) -> dict[str, np.ndarray]:
+    """The URLs met and the pages read (those links were found on), over this run and the last ones. Met
+    includes what the crawl does not follow (another host, refused by robots.txt, a blocked extension): a
+    listing's row that the last runs saw is not a new row, wherever it leads."""
     read = {links.urls[i] for i in set(links.parent) if i >= 0}
     out = {}
-    for name, urls in (("seen_urls", links.urls), ("read_urls", read)):
+    for name, urls in (("seen_urls", [*links.urls, *seen.contexts]), ("read_urls", read)):
         mine = np.fromiter((url_key(url) for url in urls), dtype=np.uint64)
         out[name] = np.union1d(getattr(previous, name), mine) if previous is not None else np.unique(mine)
     return out
@@ -208,7 +209,9 @@ def _pages(previous: SiteMemory | None, seen: Observations, links: LinkTable,
         old = previous_pages.get(url)
         if url in seen.page_validators:
             etag, modified = seen.page_validators[url]
-        elif url in seen.unchanged_pages and old is not None:
+        elif old is not None:
+            # A 304 this run, or not asked at all (a budgeted run estimates much unchanged): what the page
+            # had still holds. Dropped, the next run would read the page whole and compare all its rows.
             etag, modified = old.etag, old.last_modified
         else:
             etag, modified = "", ""

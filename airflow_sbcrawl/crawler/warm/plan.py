@@ -368,13 +368,18 @@ class RevisitPlan:
             before = index.contexts(link_id)
             if before and index.was_described(link_id):
                 changed = not hashes <= before
+                # Evidence of the site's change rate only where the row can be compared with this page's own
+                # row last time: a page read before the link was known kept no context of it (a false change
+                # every few pages of an unchanged site; still a reason to look, below)
+                comparable = index.listed_by(link_id, url)
             elif link in described and index.clock and dates.get(link):
                 # Never described before (known from menus and sidebars only): the dates its row shows
                 # against the newest Last-Modified the last run saw on the site tell whether it changed since.
                 changed = dates[link] > index.clock
+                comparable = True
             else:
                 continue  # nothing to compare with
-            if telling and read_before:  # (a page never read shows every link in a new context)
+            if telling and read_before and comparable:  # (a page never read shows every link in a new context)
                 self._compared += 1
                 self._changed += changed
             if changed and telling:
