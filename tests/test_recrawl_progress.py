@@ -134,7 +134,9 @@ def test_an_unchanged_sites_next_run_goes_on_from_the_drought_the_last_one_ended
     # frontier (before, ten windows of the drought rule: hundreds of requests on this site).
     frontier = {link.url for link in memory.frontier}
     toured = [e.url for e in server.log if e.url in frontier]
-    assert len(toured) <= 5, toured
+    # at most one round of the crawl's concurrent requests, sent as the frontier was released and before the
+    # first answer judged the drought (5 on an idle machine, 8 under a load of 19)
+    assert len(toured) <= CrawlConfig.concurrency, toured
     assert second.requests <= second.checks["requests"] + 10
     # and it hands the drought on, grown by what it read
     assert site_memory.load(LocalStateStore(tmp_path / "memory"), site.start_url).drought >= memory.drought
