@@ -352,7 +352,7 @@ def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, se
 def test_a_row_kept_in_object_metadata_fits_s3s_limit_and_is_read_back_only_when_it_is_a_row():
     import hashlib
 
-    from airflow_sbcrawl.hooks.stores import metadata_row, row_metadata
+    from airflow_sbcrawl.hooks.stores import metadata_row, record_row, row_metadata
 
     row = {"url": "http://www.stats.example/a.csv", "final_url": "http://www.stats.example/a.csv", "sha256": "ab",
            "mime": "text/csv", "depth": 2, "run_id": "run-1", "status": "new", "found_on": "http://x/", "size": 3}
@@ -366,6 +366,10 @@ def test_a_row_kept_in_object_metadata_fits_s3s_limit_and_is_read_back_only_when
     for junk in ({}, {"sbcrawl-row": "%%%"}, {"sbcrawl-row": "aGVsbG8="},
                  row_metadata({**row, "depth": "abc"})):  # a row of the wrong types is not a row
         assert metadata_row(junk) is None
+    # A row kept on its own (its object carries another URL's row) is its JSON, read back on the same terms.
+    assert record_row(json.dumps(row)) == row
+    for junk in ("", "{", "[1]", json.dumps({**row, "url": ["a"]})):
+        assert record_row(junk) is None
 
 
 def test_an_outage_longer_than_the_wait_fails_the_try_and_its_retry_downloads_nothing_twice(
@@ -427,6 +431,81 @@ def test_an_outage_longer_than_the_wait_fails_the_try_and_its_retry_downloads_no
     # A file downloaded while S3 was away and never stored is downloaded again, as it must be; one stored is not.
     again = {r["final_url"]: downloads.get(r["final_url"]) for r in rows if r["sha256"] in stored_by_first}
     assert all(count == 1 for count in again.values()), again
+    assert summary.targets == len(rows)
+
+
+def test_an_outage_longer_than_the_wait_loses_no_row_of_a_target_whose_content_was_stored_already(
+        hostile, seaweed, seaweed_bucket, monkeypatch):
+    """Many URLs of a site serve the same bytes: the first is uploaded, the others' uploads are skipped, so no
+    object carries their rows. S3 then stays away longer than the crawl waits: the retry must still find the
+    row of every target the failed try met, and download none of them again, duplicates included."""
+
+    from airflow_sbcrawl.crawler import CrawlConfig, Crawler
+    from airflow_sbcrawl.hooks.crawl import SBCrawlHook
+    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
+    from airflow_sbcrawl.hooks.stores import S3Sink, S3StateStore
+
+    same, own = [f"/same-{i}.csv" for i in range(40)], [f"/own-{i}.csv" for i in range(8)]
+    links = [link for pair in itertools.zip_longest(same, own) for link in pair if link]
+
+    def answer(h: _Handler, target: str) -> None:
+        path = target.partition("?")[0]
+        if path == "/":
+            items = "".join(f'<li><a href="{u}">{u}</a></li>' for u in links)
+            h.send("200 OK", f"<html><body><ul>{items}</ul></body></html>".encode())
+        elif path.startswith("/same-"):
+            h.send("200 OK", b"year,value\n2020,1\n2021,2\n", "text/csv")
+        elif path.startswith("/own-"):
+            h.send("200 OK", f"year,value\n2020,{path}\n".encode(), "text/csv")
+        else:
+            h.send("404 Not Found", b"")
+
+    srv = hostile(answer)
+    relay = relayed_s3(seaweed, monkeypatch, "sbcrawl_dupes", {"total_max_attempts": 1})
+    hook = SBCrawlHook.for_connection("sbcrawl_dupes")
+    layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", srv.url)
+    config = CrawlConfig(srv.url, delay=0.0, max_requests=200, checkpoint_every_pages=10_000, early_stopping=False)
+
+    def crawler() -> tuple[Crawler, S3Sink]:
+        sink = S3Sink(hook, layout, "run-1", outage_wait=0.5)
+        store = S3StateStore(hook, seaweed_bucket, "state/dupes/", outage_wait=0.5)
+        return Crawler(config, sink, store, run_id="run-1"), sink
+
+    first, first_sink = crawler()
+    skipped: list[int] = []
+
+    def cut_after_skipped_uploads() -> None:
+        while first_sink.objects_skipped < 3:
+            time.sleep(0.002)
+        relay.cut()
+        skipped.append(first_sink.objects_skipped)
+
+    watcher = threading.Thread(target=cut_after_skipped_uploads, daemon=True)
+    try:
+        watcher.start()
+        with pytest.raises(Exception):  # noqa: B017  (botocore's errors, or SinkError: whichever call met S3 first)
+            first.run(resume=True)
+        watcher.join(5)
+        assert skipped and not first_sink.manifest_keys, "the first try flushed rows before the cut"
+        met_by_first = set(first.manifest.rows_of_run)  # the targets whose rows the failed try made
+        relay.up = True
+        retry, sink = crawler()
+        summary = retry.run(resume=True)
+        rows = sink.read_rows()
+    finally:
+        relay.close()
+    client = seaweed.boto3_client()
+    assert sum(url.rsplit("/", 1)[-1].startswith("same-") for url in met_by_first) >= 3
+    assert sorted(r["url"] for r in rows) == sorted(srv.url + link[1:] for link in links)  # one row per target
+    objects = {k.rsplit("/", 1)[-1] for k in _keys(client, seaweed_bucket, layout.objects_prefix())}
+    assert objects == {r["sha256"] for r in rows} and len(objects) == 1 + len(own)
+    downloads: dict[str, int] = {}
+    for method, path in list(srv.seen):
+        if method == "GET":
+            downloads[srv.url + path[1:]] = downloads.get(srv.url + path[1:], 0) + 1
+    again = {url: downloads.get(url) for url in met_by_first if downloads.get(url) != 1}
+    assert not again, f"downloaded again after the retry: {again}"
+    assert not _keys(client, seaweed_bucket, layout.row_records_prefix("run-1"))  # kept rows removed once written
     assert summary.targets == len(rows)
 
 
