@@ -434,17 +434,9 @@ def test_an_outage_longer_than_the_wait_fails_the_try_and_its_retry_downloads_no
     assert summary.targets == len(rows)
 
 
-def test_an_outage_longer_than_the_wait_loses_no_row_of_a_target_whose_content_was_stored_already(
-        hostile, seaweed, seaweed_bucket, monkeypatch):
-    """Many URLs of a site serve the same bytes: the first is uploaded, the others' uploads are skipped, so no
-    object carries their rows. S3 then stays away longer than the crawl waits: the retry must still find the
-    row of every target the failed try met, and download none of them again, duplicates included."""
-
-    from airflow_sbcrawl.crawler import CrawlConfig, Crawler
-    from airflow_sbcrawl.hooks.crawl import SBCrawlHook
-    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
-    from airflow_sbcrawl.hooks.stores import S3Sink, S3StateStore
-
+def _same_bytes_site(hostile) -> tuple[HostileServer, list[str]]:
+    """A site whose start page links 40 files serving the same bytes and 8 files of their own (interleaved),
+    no validators: a server that started, with its links."""
     same, own = [f"/same-{i}.csv" for i in range(40)], [f"/own-{i}.csv" for i in range(8)]
     links = [link for pair in itertools.zip_longest(same, own) for link in pair if link]
 
@@ -460,7 +452,50 @@ def test_an_outage_longer_than_the_wait_loses_no_row_of_a_target_whose_content_w
         else:
             h.send("404 Not Found", b"")
 
-    srv = hostile(answer)
+    return hostile(answer), links
+
+
+def _fail_a_try(relay, crawler, sink, ready) -> set[str]:
+    """Run ``crawler`` (a try with ``sink``) and cut S3 for good once ``ready()``; the try fails. S3 comes
+    back; returns the URLs of the targets whose rows the failed try made."""
+    cut: list[bool] = []
+
+    def cut_when_ready() -> None:
+        while not ready():
+            time.sleep(0.002)
+        relay.cut()
+        cut.append(True)
+
+    watcher = threading.Thread(target=cut_when_ready, daemon=True)
+    watcher.start()
+    with pytest.raises(Exception):  # noqa: B017  (botocore's errors, or SinkError: whichever call met S3 first)
+        crawler.run(resume=True)
+    watcher.join(5)
+    assert cut and not sink.manifest_keys, "the try flushed rows before the cut"
+    relay.up = True
+    return set(crawler.manifest.rows_of_run)
+
+
+def _downloads(srv: HostileServer) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for method, path in list(srv.seen):
+        if method == "GET":
+            counts[srv.url + path[1:]] = counts.get(srv.url + path[1:], 0) + 1
+    return counts
+
+
+def test_an_outage_longer_than_the_wait_loses_no_row_of_a_target_whose_content_was_stored_already(
+        hostile, seaweed, seaweed_bucket, monkeypatch):
+    """Many URLs of a site serve the same bytes: the first is uploaded, the others' uploads are skipped, so no
+    object carries their rows. S3 then stays away longer than the crawl waits: the retry must still find the
+    row of every target the failed try met, and download none of them again, duplicates included."""
+
+    from airflow_sbcrawl.crawler import CrawlConfig, Crawler
+    from airflow_sbcrawl.hooks.crawl import SBCrawlHook
+    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
+    from airflow_sbcrawl.hooks.stores import S3Sink, S3StateStore
+
+    srv, links = _same_bytes_site(hostile)
     relay = relayed_s3(seaweed, monkeypatch, "sbcrawl_dupes", {"total_max_attempts": 1})
     hook = SBCrawlHook.for_connection("sbcrawl_dupes")
     layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", srv.url)
@@ -471,24 +506,10 @@ def test_an_outage_longer_than_the_wait_loses_no_row_of_a_target_whose_content_w
         store = S3StateStore(hook, seaweed_bucket, "state/dupes/", outage_wait=0.5)
         return Crawler(config, sink, store, run_id="run-1"), sink
 
-    first, first_sink = crawler()
-    skipped: list[int] = []
-
-    def cut_after_skipped_uploads() -> None:
-        while first_sink.objects_skipped < 3:
-            time.sleep(0.002)
-        relay.cut()
-        skipped.append(first_sink.objects_skipped)
-
-    watcher = threading.Thread(target=cut_after_skipped_uploads, daemon=True)
     try:
-        watcher.start()
-        with pytest.raises(Exception):  # noqa: B017  (botocore's errors, or SinkError: whichever call met S3 first)
-            first.run(resume=True)
-        watcher.join(5)
-        assert skipped and not first_sink.manifest_keys, "the first try flushed rows before the cut"
-        met_by_first = set(first.manifest.rows_of_run)  # the targets whose rows the failed try made
-        relay.up = True
+        first, first_sink = crawler()
+        # 4 uploads skipped: the rows of 3 targets whose content was stored already are made.
+        met_by_first = _fail_a_try(relay, first, first_sink, lambda: first_sink.objects_skipped >= 4)
         retry, sink = crawler()
         summary = retry.run(resume=True)
         rows = sink.read_rows()
@@ -498,15 +519,55 @@ def test_an_outage_longer_than_the_wait_loses_no_row_of_a_target_whose_content_w
     assert sum(url.rsplit("/", 1)[-1].startswith("same-") for url in met_by_first) >= 3
     assert sorted(r["url"] for r in rows) == sorted(srv.url + link[1:] for link in links)  # one row per target
     objects = {k.rsplit("/", 1)[-1] for k in _keys(client, seaweed_bucket, layout.objects_prefix())}
-    assert objects == {r["sha256"] for r in rows} and len(objects) == 1 + len(own)
-    downloads: dict[str, int] = {}
-    for method, path in list(srv.seen):
-        if method == "GET":
-            downloads[srv.url + path[1:]] = downloads.get(srv.url + path[1:], 0) + 1
+    assert objects == {r["sha256"] for r in rows} and len(objects) == 1 + 8
+    downloads = _downloads(srv)
     again = {url: downloads.get(url) for url in met_by_first if downloads.get(url) != 1}
     assert not again, f"downloaded again after the retry: {again}"
     assert not _keys(client, seaweed_bucket, layout.row_records_prefix("run-1"))  # kept rows removed once written
     assert summary.targets == len(rows)
+
+
+def test_an_outage_longer_than_the_wait_in_a_warm_run_downloads_no_unchanged_file_twice(
+        hostile, seaweed, seaweed_bucket, monkeypatch):
+    """A warm run downloads the known files again (their server gives no validator) and finds them unchanged:
+    nothing to upload, so no object carries those rows either. S3 stays away longer than the wait: the retry
+    downloads none of the files whose rows the failed try made."""
+
+    from airflow_sbcrawl.crawler import CrawlConfig, Crawler
+    from airflow_sbcrawl.hooks.crawl import SBCrawlHook
+    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
+    from airflow_sbcrawl.hooks.stores import S3Sink, S3StateStore
+
+    srv, links = _same_bytes_site(hostile)
+    relay = relayed_s3(seaweed, monkeypatch, "sbcrawl_warm", {"total_max_attempts": 1})
+    hook = SBCrawlHook.for_connection("sbcrawl_warm")
+    layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", srv.url)
+    config = CrawlConfig(srv.url, delay=0.0, max_requests=300, checkpoint_every_pages=10_000, early_stopping=False)
+
+    def crawler(run_id: str) -> tuple[Crawler, S3Sink]:
+        sink = S3Sink(hook, layout, run_id, outage_wait=0.5)
+        store = S3StateStore(hook, seaweed_bucket, f"state/{run_id}/", outage_wait=0.5)
+        memory = S3StateStore(hook, seaweed_bucket, "memory/warm/", outage_wait=0.5)
+        return Crawler(config, sink, store, run_id=run_id, memory=memory), sink
+
+    try:
+        cold, _ = crawler("run-1")
+        assert cold.run().targets == len(links)
+        srv.seen.clear()
+        first, first_sink = crawler("run-2")
+        met_by_first = _fail_a_try(relay, first, first_sink, lambda: len(first.manifest.rows_of_run) >= 3)
+        retry, sink = crawler("run-2")
+        summary = retry.run(resume=True)
+        rows = [r for r in sink.read_rows() if r["run_id"] == "run-2"]
+    finally:
+        relay.close()
+    assert summary.warm_from == "run-1" and len(met_by_first) >= 3
+    assert {r["status"] for r in rows} == {"unchanged"} and len(rows) == len({r["url"] for r in rows})
+    downloads = _downloads(srv)
+    again = {url: downloads.get(url) for url in met_by_first if downloads.get(url) != 1}
+    assert not again, f"downloaded again after the retry: {again}"
+    client = seaweed.boto3_client()
+    assert not _keys(client, seaweed_bucket, layout.row_records_prefix("run-2"))
 
 
 def test_a_task_killed_during_an_s3_outage_stops_without_waiting_it_out(seaweed, seaweed_bucket, sim_server,
