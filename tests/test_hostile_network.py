@@ -570,6 +570,54 @@ def test_an_outage_longer_than_the_wait_in_a_warm_run_downloads_no_unchanged_fil
     assert not _keys(client, seaweed_bucket, layout.row_records_prefix("run-2"))
 
 
+def test_a_row_no_object_can_carry_is_kept_until_its_flush_and_recovered_after_a_failed_try(
+        seaweed, seaweed_bucket, tmp_path, monkeypatch):
+    """A row too long for S3's metadata, and a row whose content is stored already, are kept in records of their
+    own: a retry's ``recover_rows`` writes them to the manifest and removes the records; a flush removes the
+    records of the rows it wrote."""
+    import hashlib
+
+    from airflow_sbcrawl.hooks.crawl import SBCrawlHook
+    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
+    from airflow_sbcrawl.hooks.stores import S3Sink
+
+    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_KEPT", seaweed.airflow_conn_json())
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    hook = SBCrawlHook.for_connection("sbcrawl_kept")
+    layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", "http://www.kept.example/")
+    client = seaweed.boto3_client()
+    body = b"year,value\n2020,1\n"
+    sha = hashlib.sha256(body).hexdigest()
+
+    def put(sink: S3Sink, url: str) -> dict:
+        path = tmp_path / "download"
+        path.write_bytes(body)
+        row = {"url": url, "final_url": url, "sha256": sha, "mime": "text/csv", "size": len(body), "depth": 1,
+               "run_id": "run-1", "status": "new"}
+        sink.put_object(sha, path, "text/csv", row)
+        sink.append_rows([row])
+        return row
+
+    long_url = "http://www.kept.example/" + "".join(chr(0x4E00 + i) for i in range(3000))  # no 2 KB fits it
+    first = S3Sink(hook, layout, "run-1")
+    put(first, long_url)
+    put(first, "http://www.kept.example/copy.csv")  # the same bytes: the upload is skipped
+    assert first.objects_uploaded == 1 and first.objects_skipped == 1
+    assert len(_keys(client, seaweed_bucket, layout.row_records_prefix("run-1"))) == 2
+    # The try fails here, before its flush; the retry finds both rows.
+    retry = S3Sink(hook, layout, "run-1")
+    assert retry.recover_rows("run-1") == 2
+    assert sorted(r["url"] for r in retry.read_rows()) == sorted([long_url, "http://www.kept.example/copy.csv"])
+    assert not _keys(client, seaweed_bucket, layout.row_records_prefix("run-1"))
+    # A flush writes the kept rows and removes their records.
+    put(retry, "http://www.kept.example/another-copy.csv")
+    assert len(_keys(client, seaweed_bucket, layout.row_records_prefix("run-1"))) == 1
+    retry.flush()
+    assert not _keys(client, seaweed_bucket, layout.row_records_prefix("run-1"))
+    assert len(retry.read_rows()) == 3 and S3Sink(hook, layout, "run-1").recover_rows("run-1") == 0
+
+
 def test_a_task_killed_during_an_s3_outage_stops_without_waiting_it_out(seaweed, seaweed_bucket, sim_server,
                                                                        sim_proxy_env, monkeypatch):
     """S3 goes away for good mid-crawl; the operator's on_kill (what Airflow's supervisor calls on SIGTERM)
