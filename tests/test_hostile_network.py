@@ -352,7 +352,7 @@ def test_s3_cut_three_times_loses_no_row_and_downloads_nothing_twice(seaweed, se
 def test_a_row_kept_in_object_metadata_fits_s3s_limit_and_is_read_back_only_when_it_is_a_row():
     import hashlib
 
-    from airflow_sbcrawl.hooks.stores import metadata_row, row_metadata
+    from airflow_sbcrawl.hooks.stores import metadata_row, record_row, row_metadata
 
     row = {"url": "http://www.stats.example/a.csv", "final_url": "http://www.stats.example/a.csv", "sha256": "ab",
            "mime": "text/csv", "depth": 2, "run_id": "run-1", "status": "new", "found_on": "http://x/", "size": 3}
@@ -366,6 +366,10 @@ def test_a_row_kept_in_object_metadata_fits_s3s_limit_and_is_read_back_only_when
     for junk in ({}, {"sbcrawl-row": "%%%"}, {"sbcrawl-row": "aGVsbG8="},
                  row_metadata({**row, "depth": "abc"})):  # a row of the wrong types is not a row
         assert metadata_row(junk) is None
+    # A row kept on its own (its object carries another URL's row) is its JSON, read back on the same terms.
+    assert record_row(json.dumps(row)) == row
+    for junk in ("", "{", "[1]", json.dumps({**row, "url": ["a"]})):
+        assert record_row(junk) is None
 
 
 def test_an_outage_longer_than_the_wait_fails_the_try_and_its_retry_downloads_nothing_twice(
@@ -428,6 +432,190 @@ def test_an_outage_longer_than_the_wait_fails_the_try_and_its_retry_downloads_no
     again = {r["final_url"]: downloads.get(r["final_url"]) for r in rows if r["sha256"] in stored_by_first}
     assert all(count == 1 for count in again.values()), again
     assert summary.targets == len(rows)
+
+
+def _same_bytes_site(hostile) -> tuple[HostileServer, list[str]]:
+    """A site whose start page links 40 files serving the same bytes and 8 files of their own (interleaved),
+    no validators: a server that started, with its links."""
+    same, own = [f"/same-{i}.csv" for i in range(40)], [f"/own-{i}.csv" for i in range(8)]
+    links = [link for pair in itertools.zip_longest(same, own) for link in pair if link]
+
+    def answer(h: _Handler, target: str) -> None:
+        path = target.partition("?")[0]
+        if path == "/":
+            items = "".join(f'<li><a href="{u}">{u}</a></li>' for u in links)
+            h.send("200 OK", f"<html><body><ul>{items}</ul></body></html>".encode())
+        elif path.startswith("/same-"):
+            h.send("200 OK", b"year,value\n2020,1\n2021,2\n", "text/csv")
+        elif path.startswith("/own-"):
+            h.send("200 OK", f"year,value\n2020,{path}\n".encode(), "text/csv")
+        else:
+            h.send("404 Not Found", b"")
+
+    return hostile(answer), links
+
+
+def _fail_a_try(relay, crawler, sink, ready) -> set[str]:
+    """Run ``crawler`` (a try with ``sink``) and cut S3 for good once ``ready()``; the try fails. S3 comes
+    back; returns the URLs of the targets whose rows the failed try made."""
+    cut: list[bool] = []
+
+    def cut_when_ready() -> None:
+        while not ready():
+            time.sleep(0.002)
+        relay.cut()
+        cut.append(True)
+
+    watcher = threading.Thread(target=cut_when_ready, daemon=True)
+    watcher.start()
+    with pytest.raises(Exception):  # noqa: B017  (botocore's errors, or SinkError: whichever call met S3 first)
+        crawler.run(resume=True)
+    watcher.join(5)
+    assert cut and not sink.manifest_keys, "the try flushed rows before the cut"
+    relay.up = True
+    return set(crawler.manifest.rows_of_run)
+
+
+def _downloads(srv: HostileServer) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for method, path in list(srv.seen):
+        if method == "GET":
+            counts[srv.url + path[1:]] = counts.get(srv.url + path[1:], 0) + 1
+    return counts
+
+
+def test_an_outage_longer_than_the_wait_loses_no_row_of_a_target_whose_content_was_stored_already(
+        hostile, seaweed, seaweed_bucket, monkeypatch):
+    """Many URLs of a site serve the same bytes: the first is uploaded, the others' uploads are skipped, so no
+    object carries their rows. S3 then stays away longer than the crawl waits: the retry must still find the
+    row of every target the failed try met, and download none of them again, duplicates included."""
+
+    from airflow_sbcrawl.crawler import CrawlConfig, Crawler
+    from airflow_sbcrawl.hooks.crawl import SBCrawlHook
+    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
+    from airflow_sbcrawl.hooks.stores import S3Sink, S3StateStore
+
+    srv, links = _same_bytes_site(hostile)
+    relay = relayed_s3(seaweed, monkeypatch, "sbcrawl_dupes", {"total_max_attempts": 1})
+    hook = SBCrawlHook.for_connection("sbcrawl_dupes")
+    layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", srv.url)
+    config = CrawlConfig(srv.url, delay=0.0, max_requests=200, checkpoint_every_pages=10_000, early_stopping=False)
+
+    def crawler() -> tuple[Crawler, S3Sink]:
+        sink = S3Sink(hook, layout, "run-1", outage_wait=0.5)
+        store = S3StateStore(hook, seaweed_bucket, "state/dupes/", outage_wait=0.5)
+        return Crawler(config, sink, store, run_id="run-1"), sink
+
+    try:
+        first, first_sink = crawler()
+        # 4 uploads skipped: the rows of 3 targets whose content was stored already are made.
+        met_by_first = _fail_a_try(relay, first, first_sink, lambda: first_sink.objects_skipped >= 4)
+        retry, sink = crawler()
+        summary = retry.run(resume=True)
+        rows = sink.read_rows()
+    finally:
+        relay.close()
+    client = seaweed.boto3_client()
+    assert sum(url.rsplit("/", 1)[-1].startswith("same-") for url in met_by_first) >= 3
+    assert sorted(r["url"] for r in rows) == sorted(srv.url + link[1:] for link in links)  # one row per target
+    objects = {k.rsplit("/", 1)[-1] for k in _keys(client, seaweed_bucket, layout.objects_prefix())}
+    assert objects == {r["sha256"] for r in rows} and len(objects) == 1 + 8
+    downloads = _downloads(srv)
+    again = {url: downloads.get(url) for url in met_by_first if downloads.get(url) != 1}
+    assert not again, f"downloaded again after the retry: {again}"
+    assert not _keys(client, seaweed_bucket, layout.row_records_prefix("run-1"))  # kept rows removed once written
+    assert summary.targets == len(rows)
+
+
+def test_an_outage_longer_than_the_wait_in_a_warm_run_downloads_no_unchanged_file_twice(
+        hostile, seaweed, seaweed_bucket, monkeypatch):
+    """A warm run downloads the known files again (their server gives no validator) and finds them unchanged:
+    nothing to upload, so no object carries those rows either. S3 stays away longer than the wait: the retry
+    downloads none of the files whose rows the failed try made."""
+
+    from airflow_sbcrawl.crawler import CrawlConfig, Crawler
+    from airflow_sbcrawl.hooks.crawl import SBCrawlHook
+    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
+    from airflow_sbcrawl.hooks.stores import S3Sink, S3StateStore
+
+    srv, links = _same_bytes_site(hostile)
+    relay = relayed_s3(seaweed, monkeypatch, "sbcrawl_warm", {"total_max_attempts": 1})
+    hook = SBCrawlHook.for_connection("sbcrawl_warm")
+    layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", srv.url)
+    config = CrawlConfig(srv.url, delay=0.0, max_requests=300, checkpoint_every_pages=10_000, early_stopping=False)
+
+    def crawler(run_id: str) -> tuple[Crawler, S3Sink]:
+        sink = S3Sink(hook, layout, run_id, outage_wait=0.5)
+        store = S3StateStore(hook, seaweed_bucket, f"state/{run_id}/", outage_wait=0.5)
+        memory = S3StateStore(hook, seaweed_bucket, "memory/warm/", outage_wait=0.5)
+        return Crawler(config, sink, store, run_id=run_id, memory=memory), sink
+
+    try:
+        cold, _ = crawler("run-1")
+        assert cold.run().targets == len(links)
+        srv.seen.clear()
+        first, first_sink = crawler("run-2")
+        met_by_first = _fail_a_try(relay, first, first_sink, lambda: len(first.manifest.rows_of_run) >= 3)
+        retry, sink = crawler("run-2")
+        summary = retry.run(resume=True)
+        rows = [r for r in sink.read_rows() if r["run_id"] == "run-2"]
+    finally:
+        relay.close()
+    assert summary.warm_from == "run-1" and len(met_by_first) >= 3
+    assert {r["status"] for r in rows} == {"unchanged"} and len(rows) == len({r["url"] for r in rows})
+    downloads = _downloads(srv)
+    again = {url: downloads.get(url) for url in met_by_first if downloads.get(url) != 1}
+    assert not again, f"downloaded again after the retry: {again}"
+    client = seaweed.boto3_client()
+    assert not _keys(client, seaweed_bucket, layout.row_records_prefix("run-2"))
+
+
+def test_a_row_no_object_can_carry_is_kept_until_its_flush_and_recovered_after_a_failed_try(
+        seaweed, seaweed_bucket, tmp_path, monkeypatch):
+    """A row too long for S3's metadata, and a row whose content is stored already, are kept in records of their
+    own: a retry's ``recover_rows`` writes them to the manifest and removes the records; a flush removes the
+    records of the rows it wrote."""
+    import hashlib
+
+    from airflow_sbcrawl.hooks.crawl import SBCrawlHook
+    from airflow_sbcrawl.hooks.layout import S3CrawlLayout
+    from airflow_sbcrawl.hooks.stores import S3Sink
+
+    monkeypatch.setenv("AIRFLOW_CONN_SBCRAWL_KEPT", seaweed.airflow_conn_json())
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    hook = SBCrawlHook.for_connection("sbcrawl_kept")
+    layout = S3CrawlLayout.for_start_url(seaweed_bucket, "crawls", "http://www.kept.example/")
+    client = seaweed.boto3_client()
+    body = b"year,value\n2020,1\n"
+    sha = hashlib.sha256(body).hexdigest()
+
+    def put(sink: S3Sink, url: str) -> dict:
+        path = tmp_path / "download"
+        path.write_bytes(body)
+        row = {"url": url, "final_url": url, "sha256": sha, "mime": "text/csv", "size": len(body), "depth": 1,
+               "run_id": "run-1", "status": "new"}
+        sink.put_object(sha, path, "text/csv", row)
+        sink.append_rows([row])
+        return row
+
+    long_url = "http://www.kept.example/" + "".join(chr(0x4E00 + i) for i in range(3000))  # no 2 KB fits it
+    first = S3Sink(hook, layout, "run-1")
+    put(first, long_url)
+    put(first, "http://www.kept.example/copy.csv")  # the same bytes: the upload is skipped
+    assert first.objects_uploaded == 1 and first.objects_skipped == 1
+    assert len(_keys(client, seaweed_bucket, layout.row_records_prefix("run-1"))) == 2
+    # The try fails here, before its flush; the retry finds both rows.
+    retry = S3Sink(hook, layout, "run-1")
+    assert retry.recover_rows("run-1") == 2
+    assert sorted(r["url"] for r in retry.read_rows()) == sorted([long_url, "http://www.kept.example/copy.csv"])
+    assert not _keys(client, seaweed_bucket, layout.row_records_prefix("run-1"))
+    # A flush writes the kept rows and removes their records.
+    put(retry, "http://www.kept.example/another-copy.csv")
+    assert len(_keys(client, seaweed_bucket, layout.row_records_prefix("run-1"))) == 1
+    retry.flush()
+    assert not _keys(client, seaweed_bucket, layout.row_records_prefix("run-1"))
+    assert len(retry.read_rows()) == 3 and S3Sink(hook, layout, "run-1").recover_rows("run-1") == 0
 
 
 def test_a_task_killed_during_an_s3_outage_stops_without_waiting_it_out(seaweed, seaweed_bucket, sim_server,

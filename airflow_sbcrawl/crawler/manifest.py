@@ -41,14 +41,15 @@ class Manifest:
             resp.discard()
             return 0
         status = self.changes.classify(subject, resp)
-        if status == "unchanged":  # same bytes as a known dataset (downloaded: its server gave no validator)
-            resp.discard()
-            self.record(subject, final_id, status, resp)
-            return 0
         row = self._row(subject, final_id, status, resp)
+        # Unchanged too (same bytes as a known dataset, downloaded: its server gave no validator), the bytes go
+        # to the sink, which stores a content once: it makes the row of every download durable at once, so a
+        # try that fails before its rows are flushed leaves no download to repeat.
         self.sink.put_object(resp.sha256, resp.path, resp.mime, row)
         resp.path = None
         self._append(row)
+        if status == "unchanged":
+            return 0
         self.run.targets += 1
         return 1
 

@@ -25,7 +25,9 @@ class Sink(Protocol):
     def put_object(self, sha256: str, path: Path, mime: str, row: dict) -> None:
         """Store the file at ``path`` under its sha256 (once: a content stored already is not written again);
         the sink owns ``path`` afterwards. ``row`` is the target's manifest row, appended next: a sink whose
-        rows wait for ``flush`` keeps it with the object, so that ``recover_rows`` finds it after a failure."""
+        rows wait for ``flush`` makes it durable meanwhile (with the object, or on its own when the content was
+        stored already), so that ``recover_rows`` finds it after a failure and the target is not downloaded
+        again."""
         ...
 
     def append_rows(self, rows: list[dict]) -> None:

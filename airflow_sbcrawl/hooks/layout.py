@@ -8,6 +8,8 @@ parsed. Under ``s3://<bucket>/<prefix>/<site>/`` (site = the start URL's host wi
 * ``runs/<run>/manifest-<seq>.jsonl`` — the manifest rows of one crawl run, one object per sink flush (the
   engine flushes before every checkpoint, so every row a checkpoint counts is durable), and the run's
   crawl report next to them.
+* ``runs/<run>/rows/<sha256 of the url>.json`` — a row waiting for its flush whose object cannot carry it
+  (its content was stored already): kept until the flush, so that a failed try does not lose it.
 * ``state/<dag_id>/<run_id>/<task_id>/<map_index>/ckpt-<seq>/<file>`` and ``.../journal`` — checkpoints
   and budget journal of one task instance (a key stable across its tries), or
   ``state/<dag_id>/<run_id>/<crawl_key>/`` for a crawl several task instances continue.
@@ -20,6 +22,7 @@ parsed. Under ``s3://<bucket>/<prefix>/<site>/`` (site = the start URL's host wi
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -84,6 +87,14 @@ class S3CrawlLayout:
     def manifest_key(self, run_id: str, seq: int) -> str:
         """The ``seq``-th manifest object of a run (zero-padded: lexical order is write order)."""
         return f"{self.run_prefix(run_id)}manifest-{seq:06d}.jsonl"
+
+    def row_records_prefix(self, run_id: str) -> str:
+        """The folder of a run's rows waiting for their flush that no object carries."""
+        return f"{self.run_prefix(run_id)}rows/"
+
+    def row_record_key(self, run_id: str, url: str) -> str:
+        """Where the row of ``url`` waits for its flush (one key per URL: a retry's record replaces a try's)."""
+        return f"{self.row_records_prefix(run_id)}{hashlib.sha256(url.encode('utf-8')).hexdigest()}.json"
 
     def state_prefix(self, dag_id: str, run_id: str, task_id: str, map_index: int | None = None) -> str:
         """The crawl state of one task instance, or (no ``map_index``) of a crawl that several task instances

@@ -126,8 +126,16 @@ def metadata_row(metadata: dict[str, str]) -> dict | None:
     if not text:
         return None
     try:
-        row = json.loads(zlib.decompress(base64.b64decode(text, validate=True)).decode("utf-8"))
+        return record_row(zlib.decompress(base64.b64decode(text, validate=True)).decode("utf-8"))
     except (ValueError, zlib.error):
+        return None
+
+
+def record_row(text: str) -> dict | None:
+    """The manifest row a kept row's JSON holds, or None when it is not one (storage is not trusted)."""
+    try:
+        row = json.loads(text)
+    except ValueError:
         return None
     return row if isinstance(row, dict) and not row_problem(row) else None
 
@@ -140,7 +148,12 @@ def list_keys(hook: S3Hook, bucket: str, prefix: str) -> list[str]:
 class S3Sink:
     """The engine's ``Sink`` over S3. Rows are buffered in memory between flushes (a page's worth to a
     checkpoint's worth) and written as one immutable object per flush: S3 has no append, and an object
-    is either whole or absent, so a kill never leaves a torn manifest."""
+    is either whole or absent, so a kill never leaves a torn manifest.
+
+    A buffered row is durable all the same, so that a try failing before its flush loses no download: its
+    object carries it in its metadata, or, when the object cannot (its content was stored already, by another
+    URL or an earlier run; a row too long for S3's metadata), a small record of its own keeps it
+    (``layout.row_record_key``) until the flush that writes it. ``recover_rows`` reads both back."""
 
     def __init__(self, hook: S3Hook, layout: S3CrawlLayout, run_id: str, outage_wait: float = OUTAGE_WAIT) -> None:
         self.hook = hook
@@ -151,6 +164,7 @@ class S3Sink:
         self._pending: list[dict] = []
         self._next_seq: int | None = None  # found by listing, so a retry never overwrites a previous try's rows
         self._known: set[str] = set()  # objects seen to exist: saves a HEAD when content repeats
+        self._records: list[str] = []  # keys of the kept rows waiting for the next flush
         self.manifest_keys: list[str] = []
         self.objects_uploaded = 0
         self.objects_skipped = 0
@@ -172,24 +186,53 @@ class S3Sink:
 
     def put_object(self, sha256: str, path: Path, mime: str, row: dict) -> None:
         """Upload the file at ``path`` under its sha256 unless the site holds it already; deletes ``path``.
-        The object carries ``row`` in its metadata: the row waits in memory for the next flush, and a try
-        that fails before then leaves it where ``recover_rows`` finds it."""
+        ``row`` waits in memory for the next flush, durable meanwhile where ``recover_rows`` finds it after a
+        failed try: in the object's metadata, else (content stored already) in a record of its own."""
         key = self.layout.object_key(sha256)
         try:
             if self.has_object(sha256):
                 self.objects_skipped += 1
+                self._keep_row(row)
                 return
+            metadata = row_metadata(row)
             # boto3's upload_file (what the hook's load_file calls, which cannot set metadata): multipart above
             # the transfer threshold, streamed from disk, so a 2 GB target never sits in memory.
-            extra = {**self.hook.extra_args, "ContentType": mime, "Metadata": row_metadata(row)}
+            extra = {**self.hook.extra_args, "ContentType": mime, "Metadata": metadata}
             self.outages.call("store an object", self.hook.get_conn().upload_file, str(path), self.layout.bucket,
                               key, ExtraArgs=extra, Config=self.hook.transfer_config)
             self._known.add(sha256)
             self.objects_uploaded += 1
+            if not metadata:
+                self._keep_row(row)
         except (ClientError, BotoCoreError, S3UploadFailedError) as exc:
             raise SinkError(f"cannot store {self.layout.url(key)}: {describe_error(exc)}") from exc
         finally:
             Path(path).unlink(missing_ok=True)  # the sink owns the temporary file
+
+    def _keep_row(self, row: dict) -> None:
+        """Write ``row`` as a record of its own until the flush that writes it (no object carries it)."""
+        key = self.layout.row_record_key(self.run_id, row["url"])
+        body = json.dumps(row, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        try:
+            self.outages.call("keep a manifest row", self.hook.load_bytes, body, key=key,
+                              bucket_name=self.layout.bucket, replace=True)
+        except (ClientError, BotoCoreError) as exc:
+            raise SinkError(f"cannot keep the manifest row of {row['url']} in {self.layout.url(key)}: "
+                            f"{describe_error(exc)}") from exc
+        self._records.append(key)
+
+    def _drop_records(self, keys: list[str]) -> None:
+        """Remove kept rows a manifest object now holds. A failure only leaves them behind (a row read back
+        from them is skipped when its URL has a row already), so it is logged, not raised."""
+        client = self.hook.get_conn()
+        try:
+            for i in range(0, len(keys), 1000):  # DeleteObjects takes at most 1000 keys
+                batch = {"Objects": [{"Key": key} for key in keys[i:i + 1000]], "Quiet": True}
+                self.outages.call("remove kept manifest rows", client.delete_objects, Bucket=self.layout.bucket,
+                                  Delete=batch)
+        except (ClientError, BotoCoreError) as exc:
+            log.warning("could not remove %d kept manifest rows, written to the manifest since (%s): the next "
+                        "resume removes them", len(keys), describe_error(exc))
 
     # -- manifest rows ---------------------------------------------------------------------------------
     def append_rows(self, rows: list[dict]) -> None:
@@ -222,6 +265,9 @@ class S3Sink:
         self._next_seq += 1
         self._pending.clear()
         self.manifest_keys.append(key)
+        if self._records:
+            self._drop_records(self._records)
+            self._records = []
 
     def read_rows(self) -> list[dict]:
         """Rows of this run already durable in S3, in write order (the engine's resume replays them)."""
@@ -235,26 +281,36 @@ class S3Sink:
         return rows + list(self._pending)
 
     def recover_rows(self, run_id: str) -> int:
-        """Rows of ``run_id`` that only their objects' metadata holds (a try failed before its flush) become
-        the run's next manifest object. Only objects written after the site's newest manifest object can
-        hold one: every earlier try and run flushed its rows before it ended."""
+        """Rows of ``run_id`` that a try which failed before its flush left durable outside the manifest
+        become the run's next manifest object: those of its objects' metadata (only objects written after the
+        site's newest manifest object can hold one: every earlier try and run flushed its rows before it
+        ended) and its kept rows, which are then removed."""
         rows = self.read_rows()
         have = {row.get("url") for row in rows if row.get("run_id") == run_id}
-        since = self._newest_manifest_time()
         recovered = []
-        for key, modified in self._objects_with_times():
-            if since is not None and modified < since - _CLOCK_SLACK:
-                continue
-            head = self.outages.call("check an object", self.hook.get_conn().head_object, Bucket=self.layout.bucket,
-                                     Key=key)
-            row = metadata_row(head.get("Metadata", {}))
+
+        def take(row: dict | None) -> None:
             if row is not None and row.get("run_id") == run_id and row.get("url") not in have:
                 recovered.append(row)
                 have.add(row.get("url"))
+
+        since = self._newest_manifest_time()
+        for key, modified in self._objects_with_times():
+            if since is None or modified >= since - _CLOCK_SLACK:
+                head = self.outages.call("check an object", self.hook.get_conn().head_object,
+                                         Bucket=self.layout.bucket, Key=key)
+                take(metadata_row(head.get("Metadata", {})))
+        records = self.outages.call("list kept manifest rows", list_keys, self.hook, self.layout.bucket,
+                                    self.layout.row_records_prefix(self.run_id))
+        for key in records:
+            take(record_row(self.outages.call("read a kept manifest row", self.hook.read_key, key,
+                                              self.layout.bucket)))
         if recovered:
-            log.warning("recovered %d manifest rows of objects stored by an interrupted try", len(recovered))
+            log.warning("recovered %d manifest rows of targets stored by an interrupted try", len(recovered))
             self.append_rows(recovered)
             self.flush()
+        if records:
+            self._drop_records(records)
         return len(recovered)
 
     def _listing(self, prefix: str) -> list[dict]:
