@@ -225,3 +225,15 @@ def test_rule_headers_give_a_title_back_and_read_section_lines_inside_a_body():
     _, classes = rule_headers([(0, 0, 5, 5)], learned, ruled, text, _kinds(text))
     assert classes == ["header", "data", "group", "data", "header", "data"]
 
+
+def test_the_package_ships_a_region_model_and_detection_uses_it_by_default():
+    from airflow_sbcrawl.tables.regions import default_region_model
+
+    assert isinstance(default_region_model(), RegionModel)
+    sheet = [["Table 1. Persons", "", ""], ["Area", "2001", "2002"], ["North", "120", "130"], ["South", "80", "95"],
+             ["Source: office", "", ""]]
+    (learned,) = classify_and_detect(sheet, PROV)[1]
+    (ruled,) = classify_and_detect(sheet, PROV, regions="rules")[1]
+    # the learned regions frame the table proper, the rules its titles and notes with it
+    assert (learned.first_row, learned.last_row) == (1, 3) and (ruled.first_row, ruled.last_row) == (0, 4)
+    assert learned.title == ruled.title == "Table 1. Persons" and learned.notes == ["Source: office"]
