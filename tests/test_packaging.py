@@ -79,6 +79,7 @@ def test_runtime_wheel_ships_the_provider_and_not_the_dev_tools(wheel):
     assert [n for n in names if old.search(n) or Path(n).name in _dev_module_names()] == []
     assert "airflow_sbcrawl/py.typed" in names
     assert "airflow_sbcrawl/tables/line_model.json" in names
+    assert "airflow_sbcrawl/tables/region_model.json" in names  # the learned regions, the default detector
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert 'Requires-Dist: apache-airflow-providers-common-compat>=1.8; extra == "airflow"' in metadata
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()

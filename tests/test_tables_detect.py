@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from airflow_sbcrawl.tables import Provenance, detect_file, detect_tables
+from airflow_sbcrawl.tables.detect import classify_and_detect
 
 PROV = Provenance(source_url="http://stats.example/t.csv", sha256="0" * 64)
 
@@ -36,14 +37,17 @@ def _lines(table):
 
 
 def test_line_classes_of_a_typical_sheet():
-    (table,) = detect_tables(SHEET, PROV)
+    sheet_lines, (table,) = classify_and_detect(SHEET, PROV)
+    # The table is its header block and body; its title, unit line and notes are its metadata, outside its
+    # range (issue 20), and keep their classes in the sheet's
+    assert (table.first_row, table.last_row) == (3, 16)
+    assert sheet_lines[0] == "metadata"
+    assert sheet_lines[18] == "notes" and sheet_lines[19] == "notes"
     lines = _lines(table)
-    assert lines[0] == "metadata"
     assert lines[3] == "header" and lines[4] == "header"
     assert lines[6] == "group" and lines[12] == "group"
     assert all(lines[i] == "data" for i in (7, 8, 9, 10, 13, 14, 15))
     assert lines[11] == "derived" and lines[16] == "derived"
-    assert lines[18] == "notes" and lines[19] == "notes"
     assert table.title.startswith("Table 3. Employment")
     assert table.notes[0].startswith("Source:")
     assert 0.5 < table.confidence <= 1.0
@@ -92,7 +96,9 @@ def test_two_tables_in_one_sheet_and_decimal_commas():
     assert len(tables) == 2
     a, b = tables
     assert a.title == "Tabelle 1: Preise" and b.title == "Tabelle 2: Mengen"
-    assert a.first_row == 0 and b.first_row == len(first)
+    # each starts at its header line, under its title (metadata of the table, outside its range)
+    assert a.first_row == 1 and b.first_row == len(first) + 1
+    assert a.last_row == 4 and a.notes == ["Quelle: Statistisches Amt"]
     values = {(o.row, o.col): o for o in a.observations + b.observations}
     assert values[(2, 1)].value == pytest.approx(2.35)
     assert values[(4, 2)].value == pytest.approx(-12.5)
@@ -123,7 +129,8 @@ def test_detect_file_from_csv_bytes_sets_provenance():
     (table,) = result.tables
     assert len(table.provenance.sha256) == 64
     assert table.provenance.detector_version
-    assert table.cell_range == "A1:E20"
+    # the table proper: header block and body; the title, unit line and notes around it are not in it
+    assert table.cell_range == "A4:E17"
 
 
 def _beside(left, right, gap=1):
@@ -155,7 +162,7 @@ def test_tables_side_by_side_are_two_tables_each_with_its_header():
     obs = {(o.row, o.col): o for o in beside.observations}
     assert obs[(2, 7)].row_labels == ("Alpha",) and obs[(2, 7)].column_path == ("2020",)
     assert obs[(4, 8)].value == pytest.approx(37.4)
-    assert beside.cell_range == "G1:I6"
+    assert beside.cell_range == "G2:I5"  # its title above and source under it are outside its range
 
 
 def test_a_spacer_column_inside_one_table_does_not_split_it():
@@ -178,7 +185,9 @@ def test_stacked_tables_under_a_repeated_header_are_split_and_paths_not_doubled(
     blank = [[""] * 5]
     sheet = [["Table 6. Employment", "", "", "", ""], *header, *body1, *blank, *header, *body2]
     tables = detect_tables(sheet, PROV)
-    assert [(t.first_row, t.last_row) for t in tables] == [(0, 4), (6, 9)]
+    # the first table starts at its header, under its title (outside its range)
+    assert [(t.first_row, t.last_row) for t in tables] == [(1, 4), (6, 9)]
+    assert tables[0].title == "Table 6. Employment"
     second = tables[1]
     assert second.header == header
     assert {o.column_path for o in second.observations} == {

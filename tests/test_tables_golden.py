@@ -5,6 +5,11 @@ outputs must be one meant to change results, and then these expectations are rec
 for issue 20: observations carry a unit, identifier columns (row numbers "NR.", "Collection Month" in an
 index of series) label rows instead of being values, so some tables hold fewer observations. Per table:
 sheet, cell range, runs of line classes (a letter per class), number of observations, digest of them.
+Recorded anew when the learned region model became the default (issue 20): a table's range is its header
+block and body, its titles and notes outside (their line classes too); the observations of every table are
+the rules' ones (same digests) but for messytables' budget, whose two title lines ("Kengetallen clusters
+provincies", "bedragen in Euro's ...") were header lines prefixed to every column path and are now its title,
+which also ends its range at the last column of figures (N, not the title's "inwoners" in T).
 """
 
 import hashlib
@@ -21,19 +26,18 @@ LETTER = {"metadata": "m", "header": "h", "group": "g", "data": "d", "derived": 
 
 EXPECTED = {
     'abs-6302002.xls': [
-        ('Index', 'A2:L21', 'm1 .2 m2 .1 m2 .1 h1 .1 d1 s2 d1 s2 d1 s2', 45, '0938ce5cc9dea1b9'),
+        ('Index', 'A11:L21', 'h1 .1 d1 s2 d1 s2 d1 s2', 45, '0938ce5cc9dea1b9'),
         ('Data1', 'A1:J113', 'h10 d103', 927, '2e85dc5c73bac69a'),
     ],
     'bfs-Weinverbrauch.xlsx': [
-        ('T7.6.3', 'A1:J121', 'm1 .2 h2 .1 h2 .1 h1 .3' + ' s1 d2 .1' * 8 + ' d3 .1' * 15 + ' d3 .2 n9 .1 n1', 648,
-         '0633f0ce081815ad'),
+        ('T7.6.3', 'A4:J108', 'h2 .1 h2 .1 h1 .3' + ' s1 d2 .1' * 8 + ' d3 .1' * 15 + ' d3', 648, '0633f0ce081815ad'),
     ],
     'messytables-begrotingsanalyse-2011.csv': [
-        ('messytables-begrotingsanalyse-2011.csv', 'A1:T43', 'h2 .1 h4 d6 g1 d24 g1 d1 g1 d2', 324, '6039e6725a1395f1'),
+        ('messytables-begrotingsanalyse-2011.csv', 'A4:N43', 'h4 d6 g1 d24 g1 d1 g1 d2', 324, '49abdb3a99e77162'),
     ],
     'readxl-deaths.xlsx': [
-        ('arts', 'A1:F19', 'm4 h1 d10 n4', 40, 'bdfc5bacf5b8f0ee'),
-        ('other', 'A1:F19', 'm4 h1 d10 n4', 40, 'a8da08c0be159388'),
+        ('arts', 'A5:F15', 'h1 d10', 40, 'bdfc5bacf5b8f0ee'),
+        ('other', 'A5:F15', 'h1 d10', 40, 'a8da08c0be159388'),
     ],
     'tidyxl-titanic.xlsx': [
         ('Sheet1', 'A1:G11', 'h3 d8', 32, 'e6d569fa006d5c9a'),

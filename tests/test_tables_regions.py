@@ -183,3 +183,57 @@ def test_rule_headers_leave_out_lines_of_words_above_the_header_and_split_a_repe
     found, _ = rule_headers([(0, 1, 3, 3)], ["metadata", "header", "data", "data"],
                             ["metadata", "metadata", "header", "data"], years, _kinds(years))
     assert found == [(0, 1, 3, 3)]
+
+
+def test_rule_headers_end_a_table_at_its_notes_and_cut_a_page_of_two_tables():
+    from airflow_sbcrawl.tables.regions import rule_headers
+
+    # A PDF page: a table, its source, the next table's title and header, its body, a page footer; the
+    # start model read the whole page as one table
+    text = [["Table 1. Arrests", "", ""], ["Offense", "Male", "Female"], ["Robbery", "90", "12"],
+            ["Arson", "8", "2"], ["Source: FBI", "", ""], ["Table 2. Arrests by race", "", ""],
+            ["Offense", "White", "Black"], ["Robbery", "43", "55"], ["Arson", "5", "3"],
+            ["Statistical Abstract", "", "2012"]]
+    learned = ["metadata", "header", "data", "data", "data", "header", "header", "data", "data", "header"]
+    ruled = ["metadata", "header", "data", "data", "notes", "notes", "header", "data", "data", "notes"]
+    found, classes = rule_headers([(0, 1, 9, 9)], learned, ruled, text, _kinds(text))
+    assert found == [(0, 1, 3, 4), (5, 6, 8, 9)]
+    assert classes[4:7] == ["notes", "metadata", "header"] and classes[9] == "notes"
+    # a label line ending a sparse body stays in its table though the rules call it a note
+    sparse = [["Area", "2001", "2002"], ["North", "1", "2"], ["Group 7", "", ""], ["Source: office", "", ""]]
+    found, _ = rule_headers([(0, 0, 2, 3)], ["header", "data", "group", "notes"],
+                            ["header", "data", "notes", "notes"], sparse, _kinds(sparse))
+    assert found == [(0, 0, 2, 3)]
+
+
+def test_rule_headers_give_a_title_back_and_read_section_lines_inside_a_body():
+    from airflow_sbcrawl.tables.regions import rule_headers
+
+    # small multiples: the role model made "Certificate" a table of its own (dropped: no body)
+    text = [["Diploma", ""], ["Sex", "Value"], ["Female", "210"], ["Male", "173"], ["", ""], ["Certificate", ""],
+            ["Sex", "Value"], ["Female", "732"], ["Male", "807"]]
+    learned = ["metadata", "header", "data", "data", "empty", "header", "header", "data", "data"]
+    ruled = ["metadata", "header", "data", "data", "empty", "metadata", "header", "data", "data"]
+    found, classes = rule_headers([(0, 1, 3, 3), (5, 5, 5, 5), (6, 6, 8, 8)], learned, ruled, text, _kinds(text))
+    assert found == [(0, 1, 3, 3), (5, 6, 8, 8)] and classes[5] == "metadata"
+    # a section's label line over its block of series read as a header by the role model: a group line;
+    # the table's header repeated in its body stays a header
+    text = [["", "All aged 16+", "Unemployed"], ["Jan 1971", "40513", "980"], ["Male", "MGSM", "MGSD"],
+            ["Feb 1971", "40600", "990"], ["", "All aged 16+", "Unemployed"], ["Mar 1971", "40700", "995"]]
+    learned = ["header", "data", "header", "data", "data", "data"]
+    ruled = ["header", "data", "data", "data", "header", "data"]
+    _, classes = rule_headers([(0, 0, 5, 5)], learned, ruled, text, _kinds(text))
+    assert classes == ["header", "data", "group", "data", "header", "data"]
+
+
+def test_the_package_ships_a_region_model_and_detection_uses_it_by_default():
+    from airflow_sbcrawl.tables.regions import default_region_model
+
+    assert isinstance(default_region_model(), RegionModel)
+    sheet = [["Table 1. Persons", "", ""], ["Area", "2001", "2002"], ["North", "120", "130"], ["South", "80", "95"],
+             ["Source: office", "", ""]]
+    (learned,) = classify_and_detect(sheet, PROV)[1]
+    (ruled,) = classify_and_detect(sheet, PROV, regions="rules")[1]
+    # the learned regions frame the table proper, the rules its titles and notes with it
+    assert (learned.first_row, learned.last_row) == (1, 3) and (ruled.first_row, ruled.last_row) == (0, 4)
+    assert learned.title == ruled.title == "Table 1. Persons" and learned.notes == ["Source: office"]

@@ -33,8 +33,10 @@ from .regions import RegionModel, default_region_model, final_classes, find_tabl
 from .segment import ATTRIBUTE_LABEL, BODY, column_blocks, refine_classes, segments
 from .values import SheetCells
 
-# 0.4: label columns (codes, years, row numbers), labels carried down, long-format tables, units, keys checked
-DETECTOR_VERSION = "sbcrawl-tables/0.4+lr1"
+# 0.4: label columns (codes, years, row numbers), labels carried down, long-format tables, units, keys checked;
+# 0.5: tables framed by the learned region model (region_model.json): a table's range is its header block and
+# body, its titles and notes outside it (a lake re-detects files detected by an older version)
+DETECTOR_VERSION = "sbcrawl-tables/0.5"
 MAX_HEADER_LINES = 10  # a header block has a few lines: more means body lines taken for header ones
 
 __all__ = ["DETECTOR_VERSION", "_FOOTNOTE_MARK", "_LEADER", "_all_years", "_clean_label", "build_table",

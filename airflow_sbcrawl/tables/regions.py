@@ -20,6 +20,7 @@ else the previous one's notes.
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -27,7 +28,7 @@ import numpy as np
 
 from .boosted import BoostedTrees
 from .features import EMPTY, FEATURE_NAMES, LAYOUT_FEATURES, MARKER, NUMBER
-from .segment import attribute_rows
+from .segment import _TABLE_TITLE, attribute_rows
 
 ROLES = ("metadata", "header", "body", "notes")
 DECISIONS = ("start", "continue", "outside")
@@ -35,6 +36,9 @@ PARAMS_FILE = "region_model.json"
 #: The line model's classes, in the order of its probabilities (``classifier.CLASSES``)
 LINE_CLASSES = ("metadata", "header", "group", "data", "derived", "notes")
 _BODY = 2
+_BODY_CLASSES = ("group", "data", "derived")
+_MAX_HEADER = 10  # lines of a header block (detect.MAX_HEADER_LINES)
+_SOURCE_LINE = re.compile(r"^\W{0,3}(source|sources|quelle|fuente|note|notes)\b", re.I)
 START_EXTRA = [f"{side}_{role}" for side in ("this", "prev", "next") for role in ROLES] + [
     "shape_change",  # the columns of the 3 lines above against those of this line and the 2 below
     "figures_above",  # share of the 3 lines above holding a figure
@@ -205,7 +209,8 @@ def final_classes(line_classes: list[str], line_proba: np.ndarray, role_proba: n
                   tables: list[tuple[int, int, int, int]]) -> list[str]:
     """Every line's class once the tables are known: titles above a table are metadata and lines under it
     notes; inside, a header-role line is a header and a body-role line data, group or derived as the line
-    model says; a line inside that the start model kept out (a note between two parts) is a note."""
+    model says (its class after ``classifier.repair``, which reads totals; else its likeliest body class); a line
+    inside that the start model kept out (a note between two parts) is a note."""
     out = ["empty" if not d else c for c, d in zip(line_classes, decisions, strict=True)]
     inner = [LINE_CLASSES.index(c) for c in ("header", "group", "data", "derived")]
     names = ("header", "group", "data", "derived")
@@ -229,7 +234,10 @@ def final_classes(line_classes: list[str], line_proba: np.ndarray, role_proba: n
             elif role == 1:
                 out[i] = "header"
             elif role == _BODY:
-                out[i] = names[1 + as_body[i]]
+                # the line model's class after its rules (a labelled sum of its neighbours is derived),
+                # else its likeliest body class
+                c = line_classes[i]
+                out[i] = c if c in _BODY_CLASSES else names[1 + as_body[i]]
             else:  # kept in the table although its role is outside: what the line model says it is inside
                 out[i] = names[as_inner[i]]
     return out
@@ -258,6 +266,7 @@ def rule_headers(tables: list[tuple[int, int, int, int]], classes: list[str], ru
     out = attribute_rows(classes, text, kinds)
     figures = ((kinds == NUMBER) | (kinds == MARKER)).any(axis=1)
     found: list[tuple[int, int, int, int]] = []
+    tables = _split_after_notes(tables, out, rule_classes, figures, text)
     for top, first, last, bottom in _split_repeated(tables, out, text):
         if not any(c in ("data", "derived") for c in out[first : last + 1]):
             continue  # a header without a body is no table (its lines may be the next one's header)
@@ -278,8 +287,120 @@ def rule_headers(tables: list[tuple[int, int, int, int]], classes: list[str], ru
                 for i in range(a, b + 1):
                     out[i] = "header"
                 first = a
+        # lines under the body that the rules read as notes (a source, a page footer) which the start
+        # model kept in the table are its notes, from the first of them the learned path reads as no body
+        # line (a label line ending a sparse body stays in)
+        end = last
+        while end > first and rule_classes[end] in ("notes", "empty"):
+            end -= 1
+        cut = next((i for i in range(end + 1, last + 1) if out[i] not in ("empty", *_BODY_CLASSES)), None)
+        if cut is not None and out[end] in _BODY_CLASSES:
+            end = cut - 1
+            while out[end] == "empty":
+                end -= 1
+            for i in range(end + 1, last + 1):
+                if out[i] != "empty":
+                    out[i] = "notes"
+            last = end
+        # a header-role line inside the body that the rules read as body: a section's label line ("Male |
+        # MGSM | MGSG" over its block of series, "Denmark: | DA" over its years), not a second header; it
+        # is a group line when it holds no figure. The other way round, the table's header line repeated
+        # inside its body (a table continued under its header) is a header line
+        body = next((i for i in range(first, last + 1) if out[i] in ("data", "derived")), last)
+        names = {tuple(text[i]) for i in range(first, body) if out[i] == "header"}
+        for i in range(body + 1, last + 1):
+            if out[i] == "header" and rule_classes[i] in _BODY_CLASSES:
+                out[i] = rule_classes[i] if figures[i] else "group"
+            elif out[i] in _BODY_CLASSES and rule_classes[i] == "header" and tuple(text[i]) in names:
+                out[i] = "header"
         found.append((top, first, last, bottom))
-    return found, out
+    return _rule_titles(found, out, rule_classes), out
+
+
+def _rule_titles(tables: list[tuple[int, int, int, int]], classes: list[str],
+                 rule_classes: list[str]) -> list[tuple[int, int, int, int]]:
+    """The lines right above a table that the learned path gave the table above as notes (or made a table
+    of their own) and the rules read as a title (a one-cell line after a blank line, over a header:
+    "Diploma" over "Sex | Value") are the table's title. ``classes`` is changed in place."""
+    out = list(tables)
+    for k in range(len(out)):
+        top, first, last, bottom = out[k]
+        prev = out[k - 1] if k else (-1, -1, -1, -1)
+        i = first - 1
+        # (a header line here is one the role model made a table of its own, dropped for want of a body)
+        while i > prev[2] and (classes[i] == "empty" or (classes[i] in ("notes", "metadata", "header")
+                                                          and rule_classes[i] == "metadata")):
+            if classes[i] != "empty":
+                classes[i] = "metadata"
+                top = min(top, i)
+            i -= 1
+        if k and top < out[k][0]:
+            end = top - 1
+            while end > prev[2] and classes[end] == "empty":
+                end -= 1
+            out[k - 1] = (prev[0], prev[1], prev[2], min(prev[3], end))
+            out[k] = (top, first, last, bottom)
+    return out
+
+
+def _split_after_notes(tables: list[tuple[int, int, int, int]], classes: list[str], rule_classes: list[str],
+                       figures: np.ndarray, text: list[list[str]]) -> list[tuple[int, int, int, int]]:
+    """Tables cut where the rules see one end and the next begin: after body lines with figures, lines the
+    rules read as notes, among them a source or note ("Source: ...") or a table's title ("Table 325. ..."),
+    then a header block (a header line, then up to a few header lines or lines of words without a figure)
+    over body lines with figures. The start model read such a page of two tables (PDFs) as one; sparse
+    bodies, whose label lines the rules may call notes, hold no source line between them. The notes are
+    the upper table's; the lines of the gap right above the header that the rules read as a title, or
+    that read "Table 325. ...", are the lower one's title. ``classes`` is changed in place."""
+    out = []
+    # body lines with a figure up to each line (exclusive), by the rules
+    seen = np.concatenate([[0], np.cumsum([c in ("data", "derived") for c in rule_classes] & figures)])
+    for top, first, last, bottom in tables:
+        i = first
+        while i <= last:
+            if rule_classes[i] != "notes" or seen[i] == seen[first]:
+                i += 1
+                continue
+            end = i  # the run of notes (and blank lines)
+            while end + 1 <= last and rule_classes[end + 1] in ("notes", "metadata", "empty"):
+                end += 1
+            head = end + 1
+            b = head  # the first body line with a figure under the header; lines between are words
+            while b <= last and (rule_classes[b] in ("header", "empty") or (
+                    rule_classes[b] in _BODY_CLASSES and not figures[b])):
+                b += 1
+            gap = [c for j in range(i, head) for c in text[j][:1]]
+            if (head > last or rule_classes[head] != "header" or b > last or rule_classes[b] not in ("data", "derived")
+                    or b - head > _MAX_HEADER
+                    or not any(_SOURCE_LINE.match(c) or _TABLE_TITLE.match(c.replace(" ", "")) for c in gap)):
+                i = end + 1
+                continue
+            core_end = i - 1
+            while core_end > first and classes[core_end] in ("empty", "notes"):
+                core_end -= 1
+            title = head
+            while title - 1 >= i and (rule_classes[title - 1] in ("metadata", "empty")
+                                      or _TABLE_TITLE.match("".join(text[title - 1]).replace(" ", ""))):
+                title -= 1
+            while classes[title] == "empty":
+                title += 1
+            for j in range(i, title):
+                if classes[j] != "empty":
+                    classes[j] = "notes"
+            for j in range(title, head):
+                if classes[j] != "empty":
+                    classes[j] = "metadata"
+            for j in range(head, b):
+                if classes[j] != "empty":
+                    classes[j] = "header"
+            notes_end = title - 1
+            while notes_end > core_end and classes[notes_end] == "empty":
+                notes_end -= 1
+            out.append((top, first, core_end, notes_end))
+            top, first = title, head
+            i = b
+        out.append((top, first, last, bottom))
+    return out
 
 
 def _split_repeated(tables: list[tuple[int, int, int, int]], classes: list[str],
@@ -306,7 +427,11 @@ def _split_repeated(tables: list[tuple[int, int, int, int]], classes: list[str],
             end = new_top - 1
             while end > first and classes[end] == "empty":
                 end -= 1
-            out.append((top, first, end, end))
+            # the notes under the upper table ("Source: ...") are its notes, not part of it
+            core_end = end
+            while core_end > first and classes[core_end] in ("empty", "notes"):
+                core_end -= 1
+            out.append((top, first, core_end, end))
             classes[i] = "header"
             if new_top < i:
                 classes[new_top] = "metadata"
