@@ -69,18 +69,26 @@ class OnlineLogisticRegression:
 
     def decision_function(self, urls: list[str], contexts: list[np.ndarray] | None = None) -> np.ndarray:
         """The log-odds of TARGET per URL; ``contexts``: each URL's hashed context words, or None."""
+        by_url, by_words = self.decision_parts(urls, contexts)
+        return by_url + by_words
+
+    def decision_parts(self, urls: list[str],
+                       contexts: list[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The log-odds of TARGET per URL in two parts: the URL's 2-grams with the intercept, and the context
+        words (zeros without ``contexts``)."""
         indptr, indices, values = url_features(urls)
         contrib = self.coef_[indices] * values
         sums = np.add.reduceat(contrib, indptr[:-1]) if len(indices) else np.zeros(len(urls))
         empty = indptr[1:] == indptr[:-1]  # reduceat repeats a value for empty rows
         sums[empty] = 0.0
+        words = np.zeros(len(urls))
         if contexts is not None and len(urls):
             lengths = np.fromiter(map(len, contexts), dtype=np.int64, count=len(contexts))
             if lengths.any():
                 rows = np.repeat(np.arange(len(urls)), lengths)
                 words = np.bincount(rows, weights=self.context_coef_[np.concatenate(contexts)], minlength=len(urls))
-                sums += words / np.sqrt(np.maximum(lengths, 1))
-        return sums + self.intercept_
+                words = words / np.sqrt(np.maximum(lengths, 1))
+        return sums + self.intercept_, words
 
     def predict_proba(self, urls: list[str], contexts: list[np.ndarray] | None = None) -> np.ndarray:
         p = 1.0 / (1.0 + np.exp(-np.clip(self.decision_function(urls, contexts), -30, 30)))
@@ -166,8 +174,18 @@ class UrlClassifier:
             self.initial_phase = False
 
     def predict(self, urls: list[str], contexts: list[np.ndarray] | None = None) -> np.ndarray:
-        """HTML or TARGET per URL (``contexts``: each link's context words, read when ``context_groups``)."""
-        labels = self.model.predict(urls, contexts if self.context_groups else None)
+        """HTML or TARGET per URL (``contexts``: each link's context words, read when ``context_groups``).
+
+        The words can only take back to a page a link its URL calls a target, never make a target of one
+        its URL calls a page: a page called a target is fetched at once, outside the policy's order, and a
+        site's rows of files share words with its other rows (titles, years) that the model learns as a
+        target's. On a simulated site of catalogue rows and news (dev-hubs, seed 1), letting the words call
+        targets too took some 5 % of the site's URLs more to reach 90 % of its files."""
+        if contexts is not None and self.context_groups:
+            by_url, by_words = self.model.decision_parts(urls, contexts)
+            labels = ((by_url > 0) & (by_url + by_words > 0)).astype(np.int8)
+        else:
+            labels = self.model.predict(urls)
         if self.dataset_extensions:
             for i in np.flatnonzero(labels == HTML):
                 if extension(urls[i]) in self.dataset_extensions:

@@ -218,9 +218,10 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self._words: dict[int, np.ndarray] = {}  # link id (waiting or handed out) -> its hashed words
         # Per sub-arm: how much less its best waiting link looks likely to pay than the links it handed out
         # (1 - the ratio of their chances, by the link text model; 0 while unknown), and the words of its
-        # last links handed out (not saved: after a restore a discount waits for new pulls).
+        # last links fed back with whether their page paid (not saved: after a restore a discount waits
+        # for new pages).
         self._sub_discount = np.zeros(0, dtype=np.float64)
-        self._sub_pulled_words: dict[int, deque[np.ndarray]] = {}
+        self._sub_pulled_words: dict[int, deque[tuple[np.ndarray, bool]]] = {}
         self._scored: tuple[list[int], np.ndarray] = ([], _NO_SCORES)
 
     def _grow_frontier(self, action: int) -> None:
@@ -309,11 +310,9 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             link_id = queue.pop_best(self._rng, self._text_scores, _TEXT_SAMPLE, _TEXT_REACH)
             ids, scores = self._scored
             rest = scores[np.asarray(ids, dtype=np.int64) != link_id]
-            self._remember_pull(sub, link_id)
             self._rediscount(sub, float(rest.max()) if len(rest) else None)
         else:
             link_id = queue.pop(self._rng)
-            self._remember_pull(sub, link_id)
         self._sub_sizes[sub] -= 1
         self._sizes[action] -= 1
         self._total -= 1
@@ -327,31 +326,33 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self._scored = (link_ids, scores)
         return _TEXT_WEIGHT * scores
 
-    def _remember_pull(self, sub: int, link_id: int) -> None:
-        words = self._words.get(link_id)
-        if words is not None:
-            self._sub_pulled_words.setdefault(sub, deque(maxlen=_TEXT_PULLED)).append(words)
 
     def _rediscount(self, sub: int, best: float | None, newcomers: bool = False) -> None:
         """A template's credit so far was earned by the links it handed out; what it is worth now depends
-        on the links it still holds. Its discount: 1 - P(its best waiting link pays) / the mean P of its last
-        links handed out, by the link text model (0 when it holds better-looking links than those). Without
-        it, a template whose "Reported online" links were all taken keeps the mean they earned and hands
-        out its "Exploring data sources" ones, until their zeros wear the mean down, while the goal pages
-        that would reveal more "Reported online" links wait. ``best``: the log-odds of its best waiting link
-        (None: unknown); ``newcomers``: links just added, which can only raise it."""
+        on the links it still holds. Where the link text tells its pages apart (of its last pages fed back,
+        those that paid looked at least ``_TEXT_TELLS`` times likelier to, by the model, than those that did
+        not), its discount is 1 - P(its best waiting link pays) / the mean P of those pages (0 when it holds
+        better-looking links than those). Without it, a template whose "Reported online" links were all
+        taken keeps the mean they earned and hands out its "Exploring data sources" ones until their zeros
+        wear the mean down, while the goal pages that would reveal more "Reported online" links wait. Where
+        the text does not tell (a catalogue's pager, whose pages all paid; words the model cannot read), no
+        discount: the best of a sample of links ranked by the model always looks worse than the links taken
+        before it, whatever they hold. ``best``: the log-odds of its best waiting link (None: unknown);
+        ``newcomers``: links just added, which can only raise it."""
         pulled = self._sub_pulled_words.get(sub)
-        if best is None or not pulled or len(pulled) < _TEXT_MIN_PULLED:
+        if best is None or not pulled:
             self._sub_discount[sub] = 0.0
             return
-        if newcomers:
-            # The best waiting link so far was (1 - discount) x the pulled mean; keep the better of the two.
-            pulled_p = float(_sigmoid(self.text.scores(list(pulled))).mean())
-            current = (1.0 - self._sub_discount[sub]) * pulled_p
-            ratio = max(current, float(_sigmoid(np.array([best]))[0])) / pulled_p
-        else:
-            ratio = float(_sigmoid(np.array([best]))[0]) / float(_sigmoid(self.text.scores(list(pulled))).mean())
-        self._sub_discount[sub] = max(0.0, 1.0 - ratio)
+        p = _sigmoid(self.text.scores([words for words, _ in pulled]))
+        paid = np.fromiter((flag for _, flag in pulled), dtype=bool, count=len(pulled))
+        if paid.all() or not paid.any() or p[paid].mean() < _TEXT_TELLS * p[~paid].mean():
+            self._sub_discount[sub] = 0.0
+            return
+        pulled_p = float(p.mean())
+        best_p = float(_sigmoid(np.array([best]))[0])
+        if newcomers:  # the best waiting link so far was (1 - discount) x the pulled mean
+            best_p = max(best_p, (1.0 - self._sub_discount[sub]) * pulled_p)
+        self._sub_discount[sub] = max(0.0, 1.0 - best_p / pulled_p)
 
     def _hand_out(self, action: int, sub: int) -> int:
         """A pull chosen outside the bandits, counted in both as a pull of its action and sub-arm."""
@@ -413,6 +414,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         words = self._words.pop(link_id, None)
         if words is not None and pending is not None:
             self.text.learn(words, reward > 0)
+            sub = pending % _SUB_STRIDE
+            self._sub_pulled_words.setdefault(sub, deque(maxlen=_TEXT_PULLED)).append((words, reward > 0))
         rich_from = self._rich_threshold()
         rich = pending is not None and reward >= rich_from
         self._release(credit, follow=rich)
@@ -609,10 +612,10 @@ _TEXT_REACH = _MAX_LEVEL
 _TEXT_WEIGHT = _LEVELS_PER_DOUBLING / math.log(2.0)
 _NO_WORDS = np.zeros(0, dtype=np.int32)
 _NO_SCORES = np.zeros(0)
-# A template's discount compares its best waiting link with its last this-many links handed out, once it
-# handed out at least _TEXT_MIN_PULLED with words.
+# A template's discount compares its best waiting link with its last this-many pages fed back, when those
+# that paid looked _TEXT_TELLS times likelier to pay than those that did not.
 _TEXT_PULLED = 16
-_TEXT_MIN_PULLED = 2
+_TEXT_TELLS = 2.0
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
