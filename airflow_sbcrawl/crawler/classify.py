@@ -136,7 +136,7 @@ class UrlClassifier:
 
     ``context_groups``: the parts of a link (``linktext.GROUPS``) whose words the model reads beside the
     URL's 2-grams; empty, the paper's classifier. A link's words are given with its URL to ``predict`` and
-    ``observe`` (``LinkContexts`` keeps them from one to the other)."""
+    ``observe`` (``labelling.LinkLabeller`` keeps them from one to the other)."""
 
     def __init__(self, batch_size: int = 10, seed: int = 0, dataset_extensions: frozenset[str] = frozenset(),
                  context_groups: tuple[str, ...] = ()) -> None:
@@ -177,10 +177,11 @@ class UrlClassifier:
         """HTML or TARGET per URL (``contexts``: each link's context words, read when ``context_groups``).
 
         The words can only take back to a page a link its URL calls a target, never make a target of one
-        its URL calls a page: a page called a target is fetched at once, outside the policy's order, and a
-        site's rows of files share words with its other rows (titles, years) that the model learns as a
-        target's. On a simulated site of catalogue rows and news (dev-hubs, seed 1), letting the words call
-        targets too took some 5 % of the site's URLs more to reach 90 % of its files."""
+        its URL calls a page: they are here to stop pages named like files being fetched at once, outside
+        the policy's order (a target the URL misses is the extension rule's job), and a site's rows of
+        files share words (titles, years) with its other rows. Letting them call targets too was measured
+        no better on the development replay sites, and on the simulator it is not known to be worse.
+        """
         if contexts is not None and self.context_groups:
             by_url, by_words = self.model.decision_parts(urls, contexts)
             labels = ((by_url > 0) & (by_url + by_words > 0)).astype(np.int8)
