@@ -129,7 +129,7 @@ def test_a_target_the_classifier_missed_is_credited_to_the_page_that_listed_it(
     from airflow_sbcrawl.crawler.policies.sb import CreditedBanditPolicy
 
     # A classifier that calls every link a page: every target reaches the frontier and is found by a GET.
-    monkeypatch.setattr(UrlClassifier, "predict", lambda self, urls: [0] * len(urls))
+    monkeypatch.setattr(UrlClassifier, "predict", lambda self, urls, contexts=None: [0] * len(urls))
     calls: list[tuple[int, float]] = []
     credit_late = CreditedBanditPolicy.credit_late
     monkeypatch.setattr(CreditedBanditPolicy, "credit_late",

@@ -49,16 +49,17 @@ class SleepingBandit:
         self.counts[action] += 1
         return action
 
-    def select_among(self, arms: np.ndarray, parent_steps: float, rng: np.random.Generator) -> int:
+    def select_among(self, arms: np.ndarray, parent_steps: float, rng: np.random.Generator,
+                     values: np.ndarray | None = None) -> int:
         """AUER among the given arms only (every one awake), with the pulls of their parent as the time
         step: the sub-arms of the action the parent bandit chose. Returns the position in ``arms`` and
-        counts the pull."""
+        counts the pull. ``values`` (one per arm) replaces their mean rewards, as in ``select``."""
         if len(arms) == 1:
             best = 0
         else:
             log_t = np.log(max(parent_steps, 1.0))
             bonus = self.alpha * self.scale * np.sqrt(log_t / (self.counts[arms] + self.epsilon))
-            scores = self.means[arms] + bonus
+            scores = (self.means[arms] if values is None else values) + bonus
             top = np.flatnonzero(scores == scores.max())
             best = int(top[0] if len(top) == 1 else rng.choice(top))
         self.counts[arms[best]] += 1

@@ -107,7 +107,7 @@ class Crawler:
         self.policy: Policy = make_policy(config, rng, is_target=is_target)
         self.classifier = (OracleClassifier(is_target) if self.policy.labels_by_truth else UrlClassifier(
             config.batch_size, seed=config.seed, dataset_extensions=dataset_extensions(config.target_mime_types)
-            if self.policy.extension_prior else frozenset()))
+            if self.policy.extension_prior else frozenset(), context_groups=self.policy.link_groups))
         self.equivalences = Equivalences(self.run_state.outcomes)
         self.scheduler = Scheduler(self.policy, make_stopper(config.effective_stop_rule, config),
                                    early_stopping=config.early_stopping, es_expected=config.es_expected,

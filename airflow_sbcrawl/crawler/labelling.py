@@ -3,9 +3,14 @@ first batch, its predictions afterwards; every GET's outcome is a free label it 
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
+
 from airflow_sbcrawl.crawler.classify import HTML, TARGET, OracleClassifier, UrlClassifier
 from airflow_sbcrawl.crawler.fetch import Fetcher
 from airflow_sbcrawl.crawler.frontier import LinkTable
+from airflow_sbcrawl.crawler.linktext import link_features
 from airflow_sbcrawl.crawler.policies.base import NewLink
 from airflow_sbcrawl.crawler.runstate import RunState
 
@@ -21,28 +26,51 @@ class LinkLabeller:
         self.links = links
         self.run = run
         self.enabled = enabled
+        # Link id -> the context words it was predicted with, until its GET says what it was (for a
+        # classifier that reads them). Bounded: the oldest are forgotten (that link is then learned from by
+        # its URL alone), and not saved in checkpoints, for the same reason.
+        self._contexts: dict[int, np.ndarray] = {}
 
     def labels(self, links: list[NewLink]) -> list[int | None]:
         """HTML or TARGET per link; None drops it (a HEAD that found neither a page nor a target: an error
         or a media file). Raises CrawlInterrupted when a HEAD hits the budget or a stop."""
         labels: list[int | None] = []
+        groups = self.classifier.context_groups
+        contexts = [link_features(groups, link.url, link.anchor, link.title, link.row) for link in links] \
+            if groups else None
         i = 0
         while i < len(links) and self.classifier.needs_head:
             resp = self.fetcher.fetch(links[i].url, method="HEAD")
             self.run.head_requests += 1
             label = {"html": HTML, "target": TARGET, "redirect": HTML}.get(resp.kind)
             if label is not None and resp.kind != "redirect":
-                self.classifier.observe(links[i].url, label)
+                self.classifier.observe(links[i].url, label, contexts[i] if contexts else None)
             labels.append(label)
             i += 1
         if i < len(links):
-            predicted = self.classifier.predict([link.url for link in links[i:]])
+            predicted = self.classifier.predict([link.url for link in links[i:]], contexts[i:] if contexts else None)
             for link, label in zip(links[i:], predicted, strict=True):
                 self.links.predicted[link.id] = label
                 labels.append(int(label))
+            if contexts:
+                self._remember(links[i:], contexts[i:])
         return labels
 
-    def learn(self, url: str, label: int) -> None:
-        """What a GET found at a URL, for the classifier (when links are labelled at all)."""
+    def _remember(self, links: list[NewLink], contexts: list[np.ndarray]) -> None:
+        for link, context in zip(links, contexts, strict=True):
+            self._contexts[link.id] = context
+        excess = len(self._contexts) - _MAX_CONTEXTS
+        if excess > 0:
+            for link_id in list(itertools.islice(self._contexts, excess)):
+                del self._contexts[link_id]
+
+    def learn(self, url: str, label: int, link_id: int | None = None) -> None:
+        """What a GET found at a URL (that of link ``link_id``, when known), for the classifier (when links
+        are labelled at all)."""
         if self.enabled:
-            self.classifier.observe(url, label)
+            context = self._contexts.pop(link_id, None) if link_id is not None else None
+            self.classifier.observe(url, label, context)
+
+
+# Context words kept for links waiting for their GET: some 30 words a link, so about 20 MB at the bound.
+_MAX_CONTEXTS = 100_000

@@ -66,6 +66,8 @@ _TEXTS: dict[str, dict[str, list[int]]] = {group: {} for group in GROUPS}
 _HASHES: dict[str, dict[str, int]] = {group: {} for group in GROUPS}
 _CACHE_MAX = 100_000
 _MASK = (1 << _DIM_LOG2) - 1
+#: How many features a link's words are hashed to.
+DIM = 1 << _DIM_LOG2
 _EMPTY = np.zeros(0, dtype=np.int32)
 
 

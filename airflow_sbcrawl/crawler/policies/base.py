@@ -49,6 +49,9 @@ class Policy:
     #: True when the policy reads the text of the row around each link (``NewLink.row``): the engine
     #: works it out only for such policies.
     reads_rows = False
+    #: The parts of a link (``linktext.GROUPS``) whose words the policy learns from; its URL classifier
+    #: reads the same ones beside the URL.
+    link_groups: tuple[str, ...] = ()
 
     def add(self, links: Sequence[NewLink]) -> None:
         """New links of a page, into the frontier (each link is added once, ever)."""

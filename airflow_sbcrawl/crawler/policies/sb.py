@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections import deque
 from collections.abc import Sequence
 from itertools import groupby
 from typing import ClassVar
@@ -184,7 +185,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     frontier_arrays: ClassVar[dict[str, str]] = {
         "action_sizes": "counts", "sub_lengths": "counts", "sub_ids": "ids", "sub_levels": "ids",
         "pulled_ids": "ids", "pulled_arms": "ids", "urgent": "ids",
-        "words_ids": "ids", "words_lengths": "ids", "words_features": "ids"}
+        "words_ids": "ids", "words_lengths": "ids", "words_features": "ids", "sub_text_discount": "counts"}
 
     def __init__(self, config: CrawlConfig, rng: np.random.Generator, name: str = "sb-classifier") -> None:
         super().__init__(config, rng, name)
@@ -215,6 +216,13 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self.reads_rows = "row" in self.link_groups
         self.text = LinkTextModel()
         self._words: dict[int, np.ndarray] = {}  # link id (waiting or handed out) -> its hashed words
+        # Per sub-arm: how much less its best waiting link looks likely to pay than the links it handed out
+        # (1 - the ratio of their chances, by the link text model; 0 while unknown), and the words of its
+        # last links fed back with whether their page paid (not saved: after a restore a discount waits
+        # for new pages).
+        self._sub_discount = np.zeros(0, dtype=np.float64)
+        self._sub_pulled_words: dict[int, deque[tuple[np.ndarray, bool]]] = {}
+        self._scored: tuple[list[int], np.ndarray] = ([], _NO_SCORES)
 
     def _grow_frontier(self, action: int) -> None:
         while len(self._action_subs) <= action:
@@ -237,6 +245,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
                 self._sub_answers = np.concatenate([self._sub_answers, extra])
                 self._sub_files = np.concatenate([self._sub_files, extra])
                 self._sub_targets = np.concatenate([self._sub_targets, extra.astype(np.float64)])
+                self._sub_discount = np.concatenate([self._sub_discount, extra.astype(np.float64)])
         return sub
 
     def _enqueue(self, action: int, links: list[NewLink]) -> None:
@@ -258,6 +267,9 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
                 self._queues[sub].extend(ids, _MAX_LEVEL)
             else:
                 self._queues[sub].extend(ids, level)
+            if self.text.trained and self._sub_discount[sub]:
+                self._rediscount(sub, float(self.text.scores([self._words.get(i, _NO_WORDS) for i in ids]).max()),
+                                 newcomers=True)
             self._sub_sizes[sub] += len(ids)
             self._sizes[action] += len(ids)
             self._total += len(ids)
@@ -281,7 +293,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         action = self.bandit.select(self._sizes[:n_actions] > 0, self._rng, self._awake_values(n_actions))
         subs = np.array([s for s in self._action_subs[action] if len(self._queues[s])], dtype=np.int64)
         if self.sub_bandit.means[subs].any() or self.bandit.means[action]:
-            sub = int(subs[self.sub_bandit.select_among(subs, self.bandit.counts[action], self._rng)])
+            values = self.sub_bandit.means[subs] * (1.0 - self._sub_discount[subs])
+            sub = int(subs[self.sub_bandit.select_among(subs, self.bandit.counts[action], self._rng, values)])
         else:
             # Nothing in this action has paid yet: no evidence to tell its templates apart, so a uniformly
             # random link of the action, as the paper draws (round-robin over templates would give a rare
@@ -295,6 +308,9 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         queue = self._queues[sub]
         if self.text.trained and len(queue) > 1:
             link_id = queue.pop_best(self._rng, self._text_scores, _TEXT_SAMPLE, _TEXT_REACH)
+            ids, scores = self._scored
+            rest = scores[np.asarray(ids, dtype=np.int64) != link_id]
+            self._rediscount(sub, float(rest.max()) if len(rest) else None)
         else:
             link_id = queue.pop(self._rng)
         self._sub_sizes[sub] -= 1
@@ -304,9 +320,39 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         return link_id
 
     def _text_scores(self, link_ids: list[int]) -> np.ndarray:
-        """What the link text model makes of each link, in levels."""
+        """What the link text model makes of each link, in levels (the log-odds kept in ``_scored``)."""
         words = self._words
-        return _TEXT_WEIGHT * self.text.scores([words.get(i, _NO_WORDS) for i in link_ids])
+        scores = self.text.scores([words.get(i, _NO_WORDS) for i in link_ids])
+        self._scored = (link_ids, scores)
+        return _TEXT_WEIGHT * scores
+
+
+    def _rediscount(self, sub: int, best: float | None, newcomers: bool = False) -> None:
+        """A template's credit so far was earned by the links it handed out; what it is worth now depends
+        on the links it still holds. Where the link text tells its pages apart (of its last pages fed back,
+        those that paid looked at least ``_TEXT_TELLS`` times likelier to, by the model, than those that did
+        not), its discount is 1 - P(its best waiting link pays) / the mean P of those pages (0 when it holds
+        better-looking links than those). Without it, a template whose "Reported online" links were all
+        taken keeps the mean they earned and hands out its "Exploring data sources" ones until their zeros
+        wear the mean down, while the goal pages that would reveal more "Reported online" links wait. Where
+        the text does not tell (a catalogue's pager, whose pages all paid; words the model cannot read), no
+        discount: the best of a sample of links ranked by the model always looks worse than the links taken
+        before it, whatever they hold. ``best``: the log-odds of its best waiting link (None: unknown);
+        ``newcomers``: links just added, which can only raise it."""
+        pulled = self._sub_pulled_words.get(sub)
+        if best is None or not pulled:
+            self._sub_discount[sub] = 0.0
+            return
+        p = _sigmoid(self.text.scores([words for words, _ in pulled]))
+        paid = np.fromiter((flag for _, flag in pulled), dtype=bool, count=len(pulled))
+        if paid.all() or not paid.any() or p[paid].mean() < _TEXT_TELLS * p[~paid].mean():
+            self._sub_discount[sub] = 0.0
+            return
+        pulled_p = float(p.mean())
+        best_p = float(_sigmoid(np.array([best]))[0])
+        if newcomers:  # the best waiting link so far was (1 - discount) x the pulled mean
+            best_p = max(best_p, (1.0 - self._sub_discount[sub]) * pulled_p)
+        self._sub_discount[sub] = max(0.0, 1.0 - best_p / pulled_p)
 
     def _hand_out(self, action: int, sub: int) -> int:
         """A pull chosen outside the bandits, counted in both as a pull of its action and sub-arm."""
@@ -339,6 +385,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         actions = np.frombuffer(self._sub_action, dtype=np.int64)
         counts, means = self.sub_bandit.rewarded[:n], self.sub_bandit.means[:n]
         shrunk = (counts * means + _PRIOR_PULLS * self.bandit.means[actions]) / (counts + _PRIOR_PULLS)
+        shrunk = shrunk * (1.0 - self._sub_discount[:n])
         awake = self._sub_sizes[:n] > 0
         values = np.full(n_actions, -np.inf)
         np.maximum.at(values, actions[awake], shrunk[awake])
@@ -367,6 +414,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         words = self._words.pop(link_id, None)
         if words is not None and pending is not None:
             self.text.learn(words, reward > 0)
+            sub = pending % _SUB_STRIDE
+            self._sub_pulled_words.setdefault(sub, deque(maxlen=_TEXT_PULLED)).append((words, reward > 0))
         rich_from = self._rich_threshold()
         rich = pending is not None and reward >= rich_from
         self._release(credit, follow=rich)
@@ -469,6 +518,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             "pulled_ids": np.flatnonzero(self._pulled >= 0).astype(np.int64),
             "pulled_arms": self._pulled[self._pulled >= 0],
             "urgent": np.array(self._urgent, dtype=np.int64),
+            "sub_text_discount": self._sub_discount.copy(),
             **self.text.arrays(), **self._words_arrays(),
         }
 
@@ -512,8 +562,10 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         n_subs = len(self._sub_sizes)
         self._sub_answers, self._sub_files = np.zeros(n_subs, dtype=np.int64), np.zeros(n_subs, dtype=np.int64)
         self._sub_targets = np.zeros(n_subs)
+        self._sub_discount = np.zeros(n_subs)
+        self._sub_pulled_words = {}
         for name, target in (("sub_answers", self._sub_answers), ("sub_files", self._sub_files),
-                             ("sub_targets", self._sub_targets)):
+                             ("sub_targets", self._sub_targets), ("sub_text_discount", self._sub_discount)):
             saved = arrays.get(name, empty)[: len(self._sub_templates)]  # saved arrays are padded
             target[: len(saved)] = saved
         self._draining = [int(sub) for sub in np.flatnonzero(_is_files(self._sub_answers, self._sub_files))]
@@ -559,6 +611,15 @@ _TEXT_SAMPLE = 32
 _TEXT_REACH = _MAX_LEVEL
 _TEXT_WEIGHT = _LEVELS_PER_DOUBLING / math.log(2.0)
 _NO_WORDS = np.zeros(0, dtype=np.int32)
+_NO_SCORES = np.zeros(0)
+# A template's discount compares its best waiting link with its last this-many pages fed back, when those
+# that paid looked _TEXT_TELLS times likelier to pay than those that did not.
+_TEXT_PULLED = 16
+_TEXT_TELLS = 2.0
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -30.0, 30.0)))
 
 
 # What a template's pages held is shrunk towards the crawl's rate as if the crawl had given it this many.
