@@ -1,35 +1,55 @@
-"""As probe3, but each page with changes says why: rows never met, or contexts not among those kept."""
-import sys, tempfile
+"""Successive 300-request crawls of ``small``; after each warm run, every page whose reading counted a change
+of the site, and why: rows never met (links the last runs did not meet) or a link shown in a context the
+memory did not keep.
+
+    PYTHONPATH=<tree> python benchmarks/results/progress-i23-fix/trace_changes.py SEED RUNS
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
 from pathlib import Path
-from airflow_sbcrawl.crawler.warm import plan as P
+
+from airflow_sbcrawl.crawler.warm import plan as warm_plan
 from sbcrawl_dev.bench.budgeted_runs import crawl, found
 from sbcrawl_dev.sim.site import build_site
 
-CHG = []
-orig = P.RevisitPlan.page_read
-def page_read(self, url, page):
-    contexts, described, dates = page
-    ch0, c0 = self._changed, self._compared
-    ctx_changed = []
+CHANGES: list[tuple] = []
+_page_read = warm_plan.RevisitPlan.page_read
+
+
+def traced_page_read(self, url, page):
+    contexts, described, _ = page
+    changed_before, compared_before = self._changed, self._compared
+    new_contexts = []
     for link, hashes in contexts.items():
-        i = self.links.ids.get(link)
-        if i is None or not (i in self.index.known or i in self.index.pages): continue
-        before = self.index.contexts(i)
-        if before and self.index.was_described(i) and not hashes <= before:
-            ctx_changed.append((link[-40:], len(before), len(hashes), link in described))
-    out = orig(self, url, page)
-    pid = self.links.ids.get(url)
-    if self._changed != ch0:
-        CHG.append((url, self._compared - c0, self._changed - ch0, len(self._new_rows.get(pid, ())), ctx_changed[:4],
-                    sorted(self._new_rows.get(pid, ()))[:3]))
+        link_id = self.links.ids.get(link)
+        if link_id is None or not (link_id in self.index.known or link_id in self.index.pages):
+            continue
+        kept = self.index.contexts(link_id)
+        if kept and self.index.was_described(link_id) and not hashes <= kept:
+            new_contexts.append((link[-40:], len(kept), len(hashes), link in described))
+    out = _page_read(self, url, page)
+    page_id = self.links.ids.get(url)
+    if self._changed != changed_before:
+        rows = self._new_rows.get(page_id, ())
+        CHANGES.append((url, self._compared - compared_before, self._changed - changed_before, len(rows),
+                        new_contexts[:4], sorted(rows)[:3]))
     return out
-P.RevisitPlan.page_read = page_read
-seed = int(sys.argv[1]); runs = int(sys.argv[2])
-site = build_site("small", seed)
-out = Path(tempfile.mkdtemp(prefix="i23d-"))
-for i in range(runs):
-    CHG.clear()
-    s = crawl(site, out, 300, seed)
-    print(f"run {i} found {found(site, out)} checks {s['checks']}", flush=True)
-    for c in CHG[:20]: print("    page", c, flush=True)
-print(out)
+
+
+def main(seed: int, runs: int) -> None:
+    warm_plan.RevisitPlan.page_read = traced_page_read
+    site = build_site("small", seed)
+    out = Path(tempfile.mkdtemp(prefix="trace-changes-"))
+    for i in range(runs):
+        CHANGES.clear()
+        summary = crawl(site, out, 300, seed)
+        print(f"run {i} found {found(site, out)} checks {summary['checks']}", flush=True)
+        for change in CHANGES[:20]:
+            print("    page", change, flush=True)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]))
