@@ -392,7 +392,7 @@ class Crawler:
     def _after_page(self, link_id: int | None = None) -> None:
         run = self.run_state
         run.page_done(self.budget.requests)
-        self.scheduler.page_done(run.pages, run.targets, listed=link_id is not None and self.sitemap_links.listed(
+        self.scheduler.page_done(run.pages, run.targets_met(), listed=link_id is not None and self.sitemap_links.listed(
             self.links, link_id))
         now = time.monotonic()
         if self.store is not None:

@@ -111,7 +111,9 @@ class Manifest:
                 status = row.get("status", "new")
                 if row.get("run_id") == self.run.run_id:
                     self.changes.status[row["url"]] = status
-                self.run.targets += status in ("new", "changed")
+                if status in ("new", "changed"):
+                    self.run.targets += 1
+                    self.run.replayed(row["url"], row.get("final_url") or "")
         self.run.rows_written = len(rows)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Container
 
 from airflow_sbcrawl.crawler.budget import CrawlInterrupted
 from airflow_sbcrawl.crawler.classify import HTML, TARGET
@@ -24,6 +24,7 @@ from airflow_sbcrawl.crawler.labelling import LinkLabeller
 from airflow_sbcrawl.crawler.manifest import Manifest
 from airflow_sbcrawl.crawler.policies.base import NewLink, Policy
 from airflow_sbcrawl.crawler.robots import RobotsRules
+from airflow_sbcrawl.crawler.runstate import RunState
 from airflow_sbcrawl.crawler.scheduler import Scheduler
 from airflow_sbcrawl.crawler.urls import Scope, extension, host_of
 from airflow_sbcrawl.crawler.warm import Changes, Observations, link_contexts
@@ -204,6 +205,12 @@ class PageReader:
         self.scheduler.add(work.links)
         self.finished(work.feedback_id, work.reward)
 
+    def _known(self) -> Container[str]:
+        """The URLs a page's links are new against: the link table's, noting on the way the targets a resume
+        counted from their rows that the re-crawl meets again (``RunState.remet``)."""
+        run = self.manifest.run
+        return _Remeeting(self.links.ids, run) if run.replayed_unmet else self.links.ids
+
     def read_links(self, work: PageWork) -> None:
         """A page's new links: predicted targets are queued at once, as part of the page's work; the others
         wait in ``work.links`` (its root's) for the page's reward."""
@@ -214,9 +221,14 @@ class PageReader:
         root = work.root()
         new: list[NewLink] = []
         off_site: set[int] = set()  # new links on hosts allowed for files only
-        for link in extract_links(resp.body, page_url, charset_of(resp.headers.get("content-type")),
-                                  self.config.max_links_per_page, known=self.links.ids, dropped=self.outcomes,
-                                  rows=self.policy.reads_rows):
+        known = self._known()
+        links = extract_links(resp.body, page_url, charset_of(resp.headers.get("content-type")),
+                              self.config.max_links_per_page, known=known, dropped=self.outcomes,
+                              rows=self.policy.reads_rows)
+        if isinstance(known, _Remeeting):
+            # What the uninterrupted crawl would have earned this page: it found those targets here.
+            work.reward += known.met
+        for link in links:
             url = self.equivalences.preferred(link.url, self.links)
             if url in self.links or extension(url) in self.config.blocked_extensions:
                 continue
@@ -255,3 +267,18 @@ class PageReader:
             raise
         finally:
             root.links.extend(self.scheduler.claim(pages))
+
+
+class _Remeeting:
+    """The link table's URLs as a container, telling ``run`` of each one a replayed target waits for."""
+
+    def __init__(self, known: Container[str], run: RunState) -> None:
+        self.known = known
+        self.run = run
+        self.met = 0  # replayed targets met
+
+    def __contains__(self, url: object) -> bool:
+        if url in self.run.replayed_unmet:
+            self.run.remet(url)  # type: ignore[arg-type]
+            self.met += 1
+        return url in self.known
