@@ -65,3 +65,24 @@ def test_a_resume_from_an_old_checkpoint_stops_no_sooner_than_its_uninterrupted_
     # (the RSS feed) unfound.
     assert resumed.pages >= last_target_page, (resumed.pages, last_target_page, resumed.stop_reason)
     assert _urls(crashy) == _urls(tmp_path / "clean")
+
+
+def test_a_replayed_target_counts_once_met_by_either_url_and_an_older_checkpoint_restores():
+    import numpy as np
+
+    from airflow_sbcrawl.crawler.runstate import RunState
+
+    run = RunState("r", np.random.default_rng(0), targets=3)
+    run.replayed("http://s/a.csv", "http://s/files/a.csv")  # a row whose final URL differs
+    run.replayed("http://s/b.csv", "http://s/b.csv")
+    assert run.targets_met() == 1
+    run.remet("http://s/files/a.csv")  # met by its final URL: the row counts once, its other URL is let go
+    assert run.targets_met() == 2 and "http://s/a.csv" not in run.replayed_unmet
+    run.remet("http://s/a.csv")
+    assert run.targets_met() == 2
+    # a checkpoint written before the field existed restores, the field empty
+    saved = run.state()
+    del saved["replayed_unmet"]
+    back = RunState("r", np.random.default_rng(0))
+    back.restore(saved, run.arrays())
+    assert back.replayed_unmet == {} and back.targets == 3 and back.targets_met() == 3

@@ -112,9 +112,11 @@ class RunState:
                 if isinstance(value := getattr(self, f.name), array)}
 
     def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
-        """Take every field back, in place."""
+        """Take every field back, in place (a field added since the checkpoint was written keeps its default)."""
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name not in state and not isinstance(value, array):
+                continue
             if isinstance(value, np.random.Generator):
                 value.bit_generator.state = state[f.name]
             elif isinstance(value, array):
