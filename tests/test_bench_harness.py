@@ -34,3 +34,21 @@ def test_harness_runs_the_cli_against_a_served_site(tmp_path, eval_dir):
     assert run["missing_from_outputs"] == 0 and run["targets_retrieved"] > 0
     assert math.isfinite(run["pct_to_90"]) and run["pct_to_90"] < run["bfs_pct"] * 1.5
     assert "mean gap" in (tmp_path / "table.md").read_text()
+
+
+def test_without_a_harness_its_tests_skip_and_say_why(tmp_path):
+    """A clone with no ``../shared/eval`` beside it (item 11 of the hostile-input issue): the harness tests
+    are skipped with the reason, not failed, and the rest of the suite runs."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "SBCRAWL_EVAL_DIR": str(tmp_path / "no-harness-here")}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                          "tests/test_bench_harness.py::test_harness_runs_the_cli_against_a_served_site"],
+                         cwd=repo, env=env, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout[-2000:]
+    assert "1 skipped" in out.stdout
+    assert f"no evaluation harness (evaluate.py) in {tmp_path / 'no-harness-here'}" in out.stdout
