@@ -5,4 +5,5 @@ pytest_plugins = [
     "tests.plugins.seaweed",
     "tests.plugins.airflow",
     "tests.plugins.harness",
+    "tests.plugins.checkpoints",
 ]

@@ -308,7 +308,7 @@ def test_adhoc_dag_params_reject_private_start_urls():
         assert Param(url, type="string", **spec).resolve() == url
 
 
-def test_bad_local_state_gives_one_line_errors(tiny_server, sim_proxy_env, tmp_path, capsys):
+def test_bad_local_state_gives_one_line_errors(tiny_server, sim_proxy_env, tmp_path, capsys, checkpoints_by_pages):
     sim_proxy_env(tiny_server)
     url = tiny_server.site.start_url
     base = ["crawl", url, "--out", str(tmp_path), *FAST, "--checkpoint-every", "5"]
@@ -332,7 +332,8 @@ def test_bad_local_state_gives_one_line_errors(tiny_server, sim_proxy_env, tmp_p
     assert "is not valid JSON" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-def test_fallback_to_an_older_checkpoint_keeps_budget_and_numbering(tiny_server, sim_proxy_env, tmp_path, capsys):
+def test_fallback_to_an_older_checkpoint_keeps_budget_and_numbering(tiny_server, sim_proxy_env, tmp_path, capsys,
+                                                                   checkpoints_by_pages):
     sim_proxy_env(tiny_server)
     base = ["crawl", tiny_server.site.start_url, "--out", str(tmp_path), *FAST, "--checkpoint-every", "3"]
     assert cli.main([*base, "--max-requests", "40"]) == 0

@@ -96,7 +96,8 @@ def test_the_last_429_of_a_request_holds_the_host(hostile):
 
 
 # -- 6. checkpoint retention ----------------------------------------------------------------------------
-def test_retention_after_a_fallback_keeps_the_last_valid_checkpoint(tiny_server, sim_proxy_env, tmp_path, capsys):
+def test_retention_after_a_fallback_keeps_the_last_valid_checkpoint(tiny_server, sim_proxy_env, tmp_path, capsys,
+                                                                   checkpoints_by_pages):
     """The newest checkpoint is corrupt, a resume falls back to the older one and saves one new checkpoint:
     the older valid one must survive (not the corrupt one), so losing the newest still leaves a crawl."""
     sim_proxy_env(tiny_server)

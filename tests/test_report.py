@@ -49,7 +49,7 @@ def test_report_of_a_policy_without_groups_says_so(tmp_path):
     assert "does not classify links" in text
 
 
-def test_report_after_resumes_tells_one_history(sim_server, sim_proxy_env, tmp_path):
+def test_report_after_resumes_tells_one_history(sim_server, sim_proxy_env, tmp_path, checkpoints_by_pages):
     """A crawl killed after its last checkpoint (here: that checkpoint lost) and resumed twice: the report's
     totals, its harvest curve and its history agree."""
     from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore

@@ -36,7 +36,7 @@ def _page_of_last_target(crawler: Crawler) -> int:
 
 
 def test_a_resume_from_an_old_checkpoint_stops_no_sooner_than_its_uninterrupted_twin(
-        sim_server, sim_proxy_env, tmp_path):
+        sim_server, sim_proxy_env, tmp_path, checkpoints_by_pages):
     srv = sim_server("tiny")
     sim_proxy_env(srv)
     clean_crawler = _crawler(srv.site, tmp_path / "clean")
