@@ -455,6 +455,20 @@ class RevisitPlan:
         self.page_unchanged(url)
         return True
 
+    def moved_file(self, page_url: str, link_id: int) -> bool:
+        """A new file link on a page read that looks like one of the page's known files moved (it has the file
+        name of one known dataset not answered yet, which this page listed last time and no page shows this
+        run): its conditional GET, most likely a 304, waits with the edited pages, after the revisits
+        (``Tier.EDITED``), instead of going with the page's work. Moves change nothing to fetch; asking them
+        first delays the new and changed files. Returns whether the link was filed so."""
+        old = self.changes.moved_from(link_id)
+        page_id = self.links.ids.get(page_url)
+        if (old is None or page_id is None or old not in self.index.listing.get(page_id, ())
+                or self.links.urls[old] in self.observations.contexts):
+            return False
+        self._file(Tier.EDITED, 0, link_id)
+        return True
+
     def claim(self, pages: Sequence[NewLink]) -> list[NewLink]:
         """New links a page led to that sit where links to pages listing datasets sat, or in a row of a
         listing never met before (a new row in a catalogue, a new item of the news) that the last runs did
