@@ -242,7 +242,7 @@ class PageReader:
         try:
             plan = self.scheduler.plan
             for i, (link, label) in enumerate(zip(new, self.labeller.labels(new), strict=True)):
-                if label == TARGET and plan is not None and plan.moved_file(page_url, link.id):
+                if label == TARGET and plan is not None and plan.moved_file(link):
                     pass  # checked after the warm crawl's revisits
                 elif label == TARGET and work.nesting < _MAX_NESTING:
                     self.downloader.queue(self.job(link.id, work, target=True, nesting=work.nesting))
