@@ -412,3 +412,23 @@ def test_rows_a_page_passed_on_are_credited_once_when_a_resume_reads_it_again(tm
     plan = _resumed(crawler, plan)
     _read(plan, cat[0], body)
     assert plan.index.listing[plan.links.ids[cat[1]]] == listing
+
+
+def test_a_file_that_looks_moved_is_checked_after_the_revisits(tmp_path):
+    crawler, plan = _warm(tmp_path)
+    links = crawler.links
+    assert _url(plan, plan.next(policy_has_links=False)) == CATALOGUE
+    # d/1 now shows its file 1a under another URL (the site moved it), 1b where it was
+    moved, copy, new = SITE + "moved/1/1a.csv", SITE + "mirror/1b.csv", SITE + "f/1c.csv"
+    _read(plan, SITE + "d/1", _dataset_page({moved: "2025-01-02", SITE + "f/1b.csv": "2025-01-02"}, []))
+
+    def link(url: str) -> NewLink:
+        return NewLink(links.add(url, 3, links.ids[SITE + "d/1"], "html body a"), url, "html body a", "", 3)
+
+    assert plan.moved_file(link(moved))
+    # a file of a name no known file has, or whose known namesake is still shown where it was: new, fetched now
+    assert not plan.moved_file(link(new)) and not plan.moved_file(link(copy))
+    order = _revisits(plan)
+    # the move's conditional GET (a 304 most likely) waits until the pages that may show what changed are read
+    assert order.count(moved) == 1
+    assert order.index(moved) > max(order.index(SITE + f"d/{i}") for i in (2, 3))

@@ -471,7 +471,7 @@ class Crawler:
             if link_id is None:
                 return
             self._awaiting += 1
-            if self.links.urls[link_id] in self.manifest.stored:
+            if self.scheduler.handed_before(link_id) or self.links.urls[link_id] in self.manifest.stored:
                 self._page_finished(link_id, 0)
                 continue
             self.downloader.offer(self.reader.job(link_id, None), self._dispatch)

@@ -252,8 +252,11 @@ class PageReader:
         pages: list[NewLink] = []
         handled = 0
         try:
+            plan = self.scheduler.plan
             for i, (link, label) in enumerate(zip(new, self.labeller.labels(new), strict=True)):
-                if label == TARGET and work.nesting < _MAX_NESTING:
+                if label == TARGET and plan is not None and plan.moved_file(link):
+                    pass  # checked after the warm crawl's revisits
+                elif label == TARGET and work.nesting < _MAX_NESTING:
                     self.downloader.queue(self.job(link.id, work, target=True, nesting=work.nesting))
                     work.pending += 1
                 elif i in off_site:

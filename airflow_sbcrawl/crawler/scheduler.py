@@ -48,6 +48,10 @@ class Scheduler:
         # Links of a drought's last look not sent yet (they are parked): no stop while there are some.
         # Not saved: a resumed crawl may stop before it sends them.
         self._last_look: set[int] = set()
+        # Links handed out this run: a page both the plan and the policy hold (the plan files a new row that
+        # another page had led the policy to) is read once. Not saved: a resumed run may read one again.
+        self._handed: set[int] = set()
+        self._again: int | None = None
 
     def next(self, in_flight: int) -> int | None:
         """The link to crawl next, or None when there is none now (``in_flight`` requests are out: the plan
@@ -55,15 +59,27 @@ class Scheduler:
         if self._parked:
             link_id = self._parked.pop()
             self._last_look.discard(link_id)
+            self._handed.add(link_id)
             return link_id
         link_id = self.plan.next(len(self.policy) > 0, in_flight) if self.plan is not None else None
         if link_id is None and self._later and not len(self.policy):
             self.policy.add(self._later)
             self._later = []
-        return link_id if link_id is not None else self.policy.next()
+        if link_id is None:
+            link_id = self.policy.next()
+        if link_id is not None:
+            self._again = link_id if link_id in self._handed else None
+            self._handed.add(link_id)
+        return link_id
+
+    def handed_before(self, link_id: int) -> bool:
+        """Whether ``link_id``, just handed out by ``next``, was handed out earlier in this run (and not
+        parked since): asking it again would read the same page twice."""
+        return self._again == link_id
 
     def park(self, link_id: int) -> None:
         """A link taken but not crawled (an interruption): it goes first, now or on resume."""
+        self._handed.discard(link_id)
         self._parked.append(link_id)
 
     def unpark(self, link_id: int | None) -> None:

@@ -55,6 +55,17 @@ class Changes:
         """Whether the dataset at this link already has its status this run."""
         return self.links.urls[link_id] in self.status
 
+    def moved_from(self, link_id: int) -> int | None:
+        """For a new URL with the file name of exactly one known dataset not answered yet: that dataset (the
+        file may have moved here, and is sent its validators); else None."""
+        if self.memory is None or link_id in self.known:
+            return None
+        url = self.links.urls[link_id]
+        if url in self.memory.pages:
+            return None
+        same = [i for i in self._by_name.get(_basename(url), ()) if not self.answered(i)]
+        return same[0] if len(same) == 1 else None
+
     def conditions(self, link_id: int) -> dict[str, str] | None:
         """Validators to send with the GET of a link (None for an unconditional GET)."""
         if self.memory is None:
@@ -65,11 +76,11 @@ class Changes:
         if known is None and page is None:
             # A new URL with the file name of one known dataset not checked yet: that file may have moved
             # here; its validators make the answer a 304 if so (and a download otherwise).
-            same = [i for i in self._by_name.get(_basename(url), ()) if not self.answered(i)]
-            if len(same) != 1:
+            moved = self.moved_from(link_id)
+            if moved is None:
                 return None
-            self._borrowed[link_id] = same[0]
-            known = self.known[same[0]]
+            self._borrowed[link_id] = moved
+            known = self.known[moved]
         if known is not None:
             etag, modified = known.etag, known.last_modified
         else:

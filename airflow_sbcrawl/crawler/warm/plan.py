@@ -110,6 +110,7 @@ class RevisitPlan:
         self._by_page: dict[str, list[int]] = {}  # page URL -> known datasets first found there
         self._held: list[NewLink] = []  # links the last runs met, held back from the policy (``claim``)
         self._deferred: list[NewLink] = []  # the frontier the last runs left (``defer``)
+        self._moves: list[NewLink] = []  # files that look moved, checked after the revisits (``moved_file``)
         self._next_page: dict[int, int] = {}  # listing page read -> its next page (``_pass_on``)
         self._new_rows: dict[int, set[str]] = {}  # listing page read -> links in rows the last runs never met
         # (listing page, its next page, the rows it showed no more): credited to the next page once, though a
@@ -259,7 +260,8 @@ class RevisitPlan:
         """The new pages not handed out yet, and the links held back from the policy that the last runs did
         not read (those they read are estimated unchanged)."""
         new = [entry[3] for entry in self._heap if entry[0] == Tier.NEW and entry[3] not in self._done]
-        return [*new, *(link.id for link in self._deferred),
+        moves = [link.id for link in self._moves if link.id not in self._done]
+        return [*new, *moves, *(link.id for link in self._deferred),
                 *(link.id for link in self._held if url_key(link.url) not in self.index.read)]
 
     def defer(self, links: list[NewLink]) -> None:
@@ -271,6 +273,9 @@ class RevisitPlan:
         """The links held back go to the policy: the revisits and checks are over. The last runs' frontier
         all of it; of the links they met again, as many as the change rate calls for (those the last runs
         read led to no dataset): more as it rises."""
+        moves, self._moves = [link for link in self._moves if link.id not in self._done], []
+        if moves:  # not asked before the allowance ran out: the policy's now
+            self._release_to(moves)
         if self._deferred:
             out, self._deferred = self._deferred, []
             self._release_to(out)
@@ -455,6 +460,20 @@ class RevisitPlan:
         self.page_unchanged(url)
         return True
 
+    def moved_file(self, link: NewLink) -> bool:
+        """A new link to a file that looks like a known file moved (it has the file name of exactly one known
+        dataset not answered yet, whose URL no page read this run showed): its conditional GET, most likely a
+        304, waits with the edited pages, after the revisits (``Tier.EDITED``), instead of going with the
+        work of the page that showed it; a move changes nothing to fetch, and asking it first delays the new
+        and changed files. A new file that only shares the name is fetched all the same, later. Returns
+        whether the link was filed so; those not asked when the revisits end go to the policy."""
+        old = self.changes.moved_from(link.id)
+        if old is None or self.links.urls[old] in self.observations.contexts:
+            return False
+        self._file(Tier.EDITED, 0, link.id)
+        self._moves.append(link)
+        return True
+
     def claim(self, pages: Sequence[NewLink]) -> list[NewLink]:
         """New links a page led to that sit where links to pages listing datasets sat, or in a row of a
         listing never met before (a new row in a catalogue, a new item of the news) that the last runs did
@@ -528,6 +547,7 @@ class RevisitPlan:
             "by_page": self._by_page, "paths": sorted(self.index.paths),
             "held": [[k.id, k.url, k.tag_path, k.anchor, k.depth] for k in self._held],
             "deferred": [[k.id, k.url, k.tag_path, k.anchor, k.depth] for k in self._deferred],
+            "moves": [[k.id, k.url, k.tag_path, k.anchor, k.depth] for k in self._moves],
             "next_page": {str(k): v for k, v in self._next_page.items()},
             "new_rows": {str(k): sorted(v) for k, v in self._new_rows.items()},
             "moved": [[page, heir, rows] for page, heir, rows in self._moved],
@@ -548,6 +568,8 @@ class RevisitPlan:
         self.index.paths = set(state["paths"])  # those of the memory the run started from
         self._held = [NewLink(int(i), url, tag_path, anchor, int(depth))
                       for i, url, tag_path, anchor, depth in state["held"]]
+        self._moves = [NewLink(int(i), url, tag_path, anchor, int(depth))
+                       for i, url, tag_path, anchor, depth in state.get("moves", ())]
         self._deferred = [NewLink(int(i), url, tag_path, anchor, int(depth))
                           for i, url, tag_path, anchor, depth in state.get("deferred", ())]
         self._next_page = {int(k): int(v) for k, v in state["next_page"].items()}

@@ -1,0 +1,46 @@
+"""Requests a warm run of a changed site does not spend twice: a page the plan and the policy both hold (the
+plan files a new row of a listing that another page had already led the policy to) is read once. Against the
+simulator over HTTP, counted on the server's own log."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
+from sbcrawl_dev.sim import build_site, get_profile
+
+# A small site with a sitemap, where more happens between two epochs than on real sites: new datasets in the
+# catalogues' heads and in the news, files updated, moved (the old URL answers 301) and removed.
+CHANGING = get_profile("tiny").with_(name="tiny-warm-requests", datasets_per_section=(10, 14), new_dataset_share=0.2,
+                                     update_share=0.25, remove_share=0.05, move_share=0.15, sitemap_share=0.6)
+
+
+def crawl(site, out: Path):
+    config = CrawlConfig(site.start_url, delay=0.0, concurrency=1, seed=3, early_stopping=False,
+                         checkpoint_every_pages=10**6, max_requests=800)
+    return Crawler(config, LocalSink(out), LocalStateStore(out / "state"), memory=LocalStateStore(out / "memory"),
+                   tmp_dir=str(out)).run()
+
+
+def test_a_warm_run_reads_no_page_twice(sim_server, sim_proxy_env, tmp_path):
+    twice: Counter[str] = Counter()
+    for seed in (0, 1):
+        before, after = build_site(CHANGING, seed, epoch=0), build_site(CHANGING, seed, epoch=1)
+        out = tmp_path / str(seed)
+        first = sim_server(before)
+        sim_proxy_env(first)
+        crawl(before, out)
+        second = sim_server(after)
+        sim_proxy_env(second)
+        summary = crawl(after, out)
+        assert summary.warm_from
+        log = [e for e in second.log if e.method == "GET"]
+        pages = Counter(e.url for e in log if e.status == 200 and after.kind(e.url) == "html")
+        twice.update({url: n for url, n in pages.items() if n > 1})
+        # nothing lost: every new and changed file found, every file that moved asked at its new place
+        truth = after.changes(0)
+        assert summary.changes["new"] == sum(s == "new" for s in truth.values())
+        assert summary.changes["changed"] == sum(s == "changed" for s in truth.values())
+        assert {u for u, s in truth.items() if s == "moved"} <= {e.url for e in log}
+    assert not twice
