@@ -49,20 +49,19 @@ def test_not_available_and_withheld_are_markers():
 
 
 def test_a_numbered_identifier_column_keys_the_rows_a_date_shares():
-    """A hockey league's season schedule: several games a day, each its number."""
+    """A hockey league's season schedule: several games a day, numbered out of order."""
     csv = "Date,Game Number,Visiting Team,Visiting Score,Home Team,Home Score\n"
     teams = ["Milwaukee", "Grand Rapids", "Manchester", "Providence", "Syracuse", "Rochester"]
-    game = 0
     for day in range(12, 20):
         for k in range(3):
-            game += 1
+            game = 3 * (day - 12) + (2, 3, 1)[k]  # a day's games listed out of their numbers' order
             csv += f"2012-10-{day},{game},{teams[2 * k]},{(game * 7) % 6},{teams[2 * k + 1]},{(game * 5) % 7}\n"
     table = _only(detect_file(csv.encode(), name="schedule.csv").tables)
     assert max(_keys(table).values()) == 1
     assert {o.column_path for o in table.observations if o.value is not None} == {("Visiting Score",),
                                                                                  ("Home Score",)}
     first = next(o for o in table.observations if o.row == 1 and o.value is not None)
-    assert first.row_labels[:2] == ("2012-10-12", "1")
+    assert first.row_labels[:2] == ("2012-10-12", "2")
 
 
 def test_identifiers_among_the_measures_key_rows_that_share_their_label():
@@ -108,9 +107,33 @@ def test_header_lines_spaced_by_blank_lines_above_the_learned_header_are_header(
     first = _spaced_header(classes, text, kinds, figures, 0, 6, 8)
     assert first == 4 and classes[4] == "header"
     assert classes[0] == classes[2] == "metadata"  # the title and "See notes" stay titles
-    # a title with its number at the right, and a line of links, are no header lines
-    for line in (["Weinverbrauch", "", "", "T 7.6.3"], ["Related Information:", "Summary", "Notes", ""]):
+    # a title with its number at the right, a line of links, a title over merged cells are no header lines
+    for line in (["Weinverbrauch", "", "", "T 7.6.3"], ["Related Information:", "Summary", "Notes", ""],
+                 ["Crop production", "Crop production", "Crop production", ""]):
         classes = ["metadata", "empty", "metadata", "empty", "metadata", "empty", "header", "data", "data", "notes"]
         text[4] = line
         kinds, _ = cell_kinds(text, ".")
         assert _spaced_header(classes, text, kinds, figures, 0, 6, 8) == 6 and classes[4] == "metadata"
+
+
+def test_a_undata_export_with_six_text_columns_is_one_header_line_over_its_values():
+    """data.un.org's long form: a figure that reads as a year (1993 deaths) does not make its line a header
+    line, the "Value Footnotes" column keys nothing, the "Unit" column gives the unit."""
+    from sbcrawl_dev.bench.tables_hostile import un_demographic_long
+
+    data = un_demographic_long(2)
+    table = _only(detect_file(data, name="UNdata_Export_20240101.csv").tables)
+    n_lines = 2 * 2 * 9 * 3 * 16
+    assert len(table.header) == 1 and table.header[0][6] == "Value"
+    values = [o for o in table.observations if o.value is not None]
+    assert len(values) == n_lines and {o.col for o in values} == {6}
+    assert {o.column_path for o in values} == {("Value",)} and {o.unit for o in values} == {"Number"}
+    assert max(_keys(table).values()) == 1
+    first = values[0]
+    assert first.row_labels == ("Country 000, Republic of", "Population by age and sex", "Both Sexes", "Total",
+                                "2005")
+    # a line of the body whose value reads as a year, placed among the others, stays a body line
+    lines = data.decode().splitlines()
+    lines.insert(40, '"Country 001","Deaths by age and sex","Female","65 +","Number","2021","1993","5"')
+    table = _only(detect_file("\n".join(lines).encode(), name="UNdata_Export.csv").tables)
+    assert len(table.header) == 1 and any(o.value == 1993.0 and o.row == 40 for o in table.observations)

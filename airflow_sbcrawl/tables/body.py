@@ -42,16 +42,15 @@ _CODE = re.compile(r"^0\d+$")  # a leading zero: "01001" is a commune, not one t
 # Headers that name the one value column of a long-format table, and the columns around it
 _VALUE_HEADER = re.compile(r"^(value|values|obs_?value|observation value|wert|werte|valeur|valor|valore|waarde|"
                            r"verdi|värde|arvo|wartość|hodnota|érték|vrednost|amount)$", re.I)
-_SKIP_HEADER = re.compile(r"^(footnotes?|notes?|source|sources|comments?|remarks?|anmerkung(en)?|fußnoten?|"
+_SKIP_HEADER = re.compile(r"^(value footnotes?|footnotes?|notes?|source|sources|comments?|remarks?|anmerkung(en)?|"
+                          r"fußnoten?|"
                           r"quelle|status|symbol|flags?|obs_?status|obs_?flag|conf_status|terminated|decimals|"
                           r"nota|notas|fuente|remarques?)$", re.I)
 _UNIT_HEADER = re.compile(r"^(uom|unit|units|unit of measure|unit_measure|einheit|maßeinheit|unité|unidad|unidade|"
                           r"unit_mult|scalar_factor|multiplier)$", re.I)
 _ID_HEADER = re.compile(r"\b(code|codes|id|rank|rang|year|years|jahr|jahre|année|años?|anno|period|periode|période|"
                         r"ref_date|time_period|fips|ags|geo|kennziffer|schlüssel|date|month|day|week|quarter)\b|"
-                        r"^\W*((lfd|sl|s)\.?\s*)?(no|nr|n[°º]|№)\.?\W*$|"  # "No." alone numbers rows; "No. Obs" counts
-                        # "Game Number" identifies, "Total number" counts
-                        r"[a-z](?<!total)(?<!average)(?<!mean)\s+(number|num)\.?$",
+                        r"^\W*((lfd|sl|s)\.?\s*)?(no|nr|n[°º]|№)\.?\W*$",  # "No." alone numbers rows; "No. Obs" counts
                         re.I)
 # A date written as text ("1973-01-01 00:00:00", "2013-03-23", "3/31/2001"); the rest of its column may be the
 # spreadsheet's serial day numbers of the same dates (27638 is 1975-09-01)
@@ -126,26 +125,35 @@ def _kind_class(kinds: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def body_like(lines: list[int], body: list[int], kinds: np.ndarray, values: np.ndarray, lo: int, hi: int) -> set[int]:
+def body_like(lines: list[int], body: list[int], kinds: np.ndarray, values: np.ndarray, lo: int, hi: int,
+              inside: bool = False) -> set[int]:
     """The ``lines`` whose every cell is of the kind its column keeps in the ``body`` (at least three cells,
-    one of them a number where the body has numbers): rows of the body the classifier took for a header."""
+    one of them a number where the body has numbers): rows of the body the classifier took for a header.
+    ``inside``: the lines lie under the first body line, where a figure that reads as a year (a count of
+    1993 deaths) is a figure."""
     if len(body) < 2:
         return set()
     # a body line has three cells, one a number that is not a year (a header's years look like numbers)
     with np.errstate(invalid="ignore"):
         rows = values[lines, lo : hi + 1]
-        figures = np.isfinite(rows) & ~((rows == np.round(rows)) & (rows >= 1500) & (rows <= 2100))
+        figures = np.isfinite(rows)
+        if not inside:
+            figures &= ~((rows == np.round(rows)) & (rows >= 1500) & (rows <= 2100))
     keep = figures.any(axis=1) & (np.count_nonzero(kinds[lines, lo : hi + 1], axis=1) >= 3)
     lines = [i for i, k in zip(lines, keep.tolist(), strict=True) if k]
     if not lines:
         return set()
     in_body = _kind_class(kinds[body, lo : hi + 1], values[body, lo : hi + 1])
+    line_kinds = _kind_class(kinds[lines, lo : hi + 1], values[lines, lo : hi + 1])
+    if inside:
+        in_body[in_body == 3] = 2
+        line_kinds[line_kinds == 3] = 2
     dominant = np.zeros(in_body.shape[1], dtype=np.int8)
     for k in (1, 2, 3):
         share = (in_body == k).sum(axis=0) / np.maximum((in_body != 0).sum(axis=0), 1)
         dominant[share >= 0.7] = k
     out = set()
-    for i, row in zip(lines, _kind_class(kinds[lines, lo : hi + 1], values[lines, lo : hi + 1]), strict=True):
+    for i, row in zip(lines, line_kinds, strict=True):
         filled = np.flatnonzero(row != 0)
         if len(filled) < 3 or (dominant[filled] == 0).any():
             continue

@@ -352,7 +352,8 @@ def _spaced_header(classes: list[str], text: list[list[str]], kinds: np.ndarray,
         # per inwoner | inwoners")
         if classes[i] != "metadata" or cells.sum() < 2 or not (cells[stub] or (cells & columns).sum() >= 2) \
                 or not (cells & columns).any() or figures[i] \
-                or _SOURCE_LINE.match(lead) or lead.endswith(":") or any(map(_NUMBERED_TITLE.match, text[i])):
+                or _SOURCE_LINE.match(lead) or lead.endswith(":") or any(map(_NUMBERED_TITLE.match, text[i])) \
+                or len({c for c in text[i] if c}) < 2:  # a title over merged cells, its text in each
             break
         classes[i] = "header"
         first, n_header = i, n_header + 1
