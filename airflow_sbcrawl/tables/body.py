@@ -42,14 +42,20 @@ _CODE = re.compile(r"^0\d+$")  # a leading zero: "01001" is a commune, not one t
 # Headers that name the one value column of a long-format table, and the columns around it
 _VALUE_HEADER = re.compile(r"^(value|values|obs_?value|observation value|wert|werte|valeur|valor|valore|waarde|"
                            r"verdi|värde|arvo|wartość|hodnota|érték|vrednost|amount)$", re.I)
-_SKIP_HEADER = re.compile(r"^(footnotes?|notes?|source|sources|comments?|remarks?|anmerkung(en)?|fußnoten?|"
+_SKIP_HEADER = re.compile(r"^(value footnotes?|footnotes?|notes?|source|sources|comments?|remarks?|anmerkung(en)?|"
+                          r"fußnoten?|"
                           r"quelle|status|symbol|flags?|obs_?status|obs_?flag|conf_status|terminated|decimals|"
                           r"nota|notas|fuente|remarques?)$", re.I)
 _UNIT_HEADER = re.compile(r"^(uom|unit|units|unit of measure|unit_measure|einheit|maßeinheit|unité|unidad|unidade|"
                           r"unit_mult|scalar_factor|multiplier)$", re.I)
 _ID_HEADER = re.compile(r"\b(code|codes|id|rank|rang|year|years|jahr|jahre|année|años?|anno|period|periode|période|"
-                        r"ref_date|time_period|fips|ags|geo|kennziffer|schlüssel)\b|^\W*((lfd|sl|s)\.?\s*)?(no|nr|n[°º]|№)"
-                        r"\.?\W*$", re.I)  # "No." alone numbers rows; "No. Obs" counts something
+                        r"ref_date|time_period|fips|ags|geo|kennziffer|schlüssel|date|month|day|week|quarter)\b|"
+                        r"^\W*((lfd|sl|s)\.?\s*)?(no|nr|n[°º]|№)\.?\W*$",  # "No." alone numbers rows; "No. Obs" counts
+                        re.I)
+# A date written as text ("1973-01-01 00:00:00", "2013-03-23", "3/31/2001"); the rest of its column may be the
+# spreadsheet's serial day numbers of the same dates (27638 is 1975-09-01)
+_DATE_TEXT = re.compile(r"^(1[5-9]\d\d|20\d\d)-[01]\d(-[0-3]\d)?([ T]\d\d:\d\d(:\d\d(\.\d+)?)?)?$|"
+                        r"^[01]?\d/[0-3]?\d/(\d\d|1[5-9]\d\d|20\d\d)$")
 # A unit in a label: "(millions)", "(in 1 000)", "(EUR)", "in thousands", "%"
 _UNIT_WORDS = (r"thousands?|millions?|billions?|hundreds?|per ?cent|percent(?:age)?|%|‰|per 1[ ,.]?000|"
                r"per 100[ ,.]?000|number|persons|people|units?|tonnes?|tons?|kt|t|kg|hectares?|ha|km2|km²|"
@@ -119,31 +125,70 @@ def _kind_class(kinds: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def body_like(lines: list[int], body: list[int], kinds: np.ndarray, values: np.ndarray, lo: int, hi: int) -> set[int]:
+def body_like(lines: list[int], body: list[int], kinds: np.ndarray, values: np.ndarray, lo: int, hi: int,
+              inside: bool = False) -> set[int]:
     """The ``lines`` whose every cell is of the kind its column keeps in the ``body`` (at least three cells,
-    one of them a number where the body has numbers): rows of the body the classifier took for a header."""
+    one of them a number where the body has numbers): rows of the body the classifier took for a header.
+    ``inside``: the lines lie under the first body line, where a figure that reads as a year (a count of
+    1993 deaths) is a figure."""
     if len(body) < 2:
         return set()
     # a body line has three cells, one a number that is not a year (a header's years look like numbers)
     with np.errstate(invalid="ignore"):
         rows = values[lines, lo : hi + 1]
-        figures = np.isfinite(rows) & ~((rows == np.round(rows)) & (rows >= 1500) & (rows <= 2100))
+        figures = np.isfinite(rows)
+        if not inside:
+            figures &= ~((rows == np.round(rows)) & (rows >= 1500) & (rows <= 2100))
     keep = figures.any(axis=1) & (np.count_nonzero(kinds[lines, lo : hi + 1], axis=1) >= 3)
     lines = [i for i, k in zip(lines, keep.tolist(), strict=True) if k]
     if not lines:
         return set()
     in_body = _kind_class(kinds[body, lo : hi + 1], values[body, lo : hi + 1])
+    line_kinds = _kind_class(kinds[lines, lo : hi + 1], values[lines, lo : hi + 1])
+    if inside:
+        in_body[in_body == 3] = 2
+        line_kinds[line_kinds == 3] = 2
     dominant = np.zeros(in_body.shape[1], dtype=np.int8)
     for k in (1, 2, 3):
         share = (in_body == k).sum(axis=0) / np.maximum((in_body != 0).sum(axis=0), 1)
         dominant[share >= 0.7] = k
     out = set()
-    for i, row in zip(lines, _kind_class(kinds[lines, lo : hi + 1], values[lines, lo : hi + 1]), strict=True):
+    for i, row in zip(lines, line_kinds, strict=True):
         filled = np.flatnonzero(row != 0)
         if len(filled) < 3 or (dominant[filled] == 0).any():
             continue
         if (row[filled] == dominant[filled]).all() and (row[filled] == 2).any():
             out.add(i)
+    return out
+
+
+def label_lines(headers: list[int], body: list[int], kinds: np.ndarray, values: np.ndarray, lo: int,
+                hi: int) -> list[int]:
+    """The ``headers`` lines that are rows of the body without values: words only in the body's columns of
+    words (two at least), under a header line that names those columns and the columns of figures
+    ("Aruba | ABW | Road sector energy consumption | IS.ROD.ENGY.ZS" and no figure, under "Country Name |
+    Country Code | Indicator Name | Indicator Code | 1960 | 1961 ...": a sparse row of a World Bank export)."""
+    if len(headers) < 2 or len(body) < 2:
+        return []
+    in_body = _kind_class(kinds[body, lo : hi + 1], values[body, lo : hi + 1])
+    filled = np.maximum((in_body != 0).sum(axis=0), 1)
+    words = (in_body == 1).sum(axis=0) / filled >= 0.7
+    figures = (in_body >= 2).sum(axis=0) / filled >= 0.7
+    if not words.any() or not figures.any():
+        return []
+    out = []
+    named = None  # the columns named by the header lines above, once one of them names columns of figures
+    for i in headers:
+        row = kinds[i, lo : hi + 1]
+        cells = row != EMPTY
+        if named is not None and cells.sum() >= 2 and (row[cells] == TEXT).all() and words[cells].all() \
+                and named[cells].all():
+            out.append(i)
+            continue
+        if named is None and (cells & figures).any():
+            named = cells.copy()
+        elif named is not None:
+            named |= cells
     return out
 
 
@@ -261,6 +306,9 @@ def _identifies(text: list[list[str]], body: list[int], j: int, values: np.ndarr
     years = [c for c in cells if _YEAR.match(c)]
     if years and all(_YEAR.match(c) or not any(ch.isdigit() for ch in c) for c in cells):
         return True
+    if any(map(_DATE_TEXT.match, cells)) and all(
+            _DATE_TEXT.match(c) or (c.replace(".0", "").isdigit() and 0 < float(c) < 80000) for c in cells):
+        return True  # dates, some as text, the others as serial day numbers: the months of a time series
     col = values[body, j]
     col = col[np.isfinite(col)]
     figures = [c for c in cells if any(ch.isdigit() for ch in c)]  # a "Total" line may label the column's end

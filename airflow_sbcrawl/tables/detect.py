@@ -3,6 +3,7 @@ are and how their body reads in long form; this module joins them, and finds the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
@@ -13,12 +14,14 @@ from .body import (
     _FOOTNOTE_MARK,
     _LEADER,
     Body,
+    Columns,
     body_like,
     duplicates,
     expand_merged,
     header_paths,
     key_warnings,
     label_columns,
+    label_lines,
     legend_zero_markers,
     merge_ends,
     observations,
@@ -170,13 +173,15 @@ def build_table(
     grid = (kinds, values)
     line_units = _line_units(text, columns)
 
-    def read(as_groups: set[int], qualify: bool = False):
-        return observations(text, local, lines, cells, grid, columns, paths, col_offset, as_groups,
+    def read(as_groups: set[int], qualify: bool = False, cols: Columns = columns):
+        return observations(text, local, lines, cells, grid, cols, paths, col_offset, as_groups,
                             zero_markers=zero_markers, units=units, line_units=line_units, qualify=qualify)
 
     obs = read(set())
     if duplicates(obs):
         obs = _told_apart(obs, read, _section_lines(text, body, columns, kinds, lo))
+    if duplicates(obs) and not columns.long_format and paths and all(paths.get(j) for j in columns.values):
+        obs, columns = _identifier_columns(obs, read, text, body, path_idx, columns, kinds, values)
     if body and columns.values:
         found = total_columns(values[np.ix_(body, columns.values)])
         totals = {columns.values[k] + col_offset for k in found}
@@ -220,6 +225,56 @@ def _section_lines(text: list[list[str]], body: list[int], columns, kinds: np.nd
     return out
 
 
+# A header naming a column of identifiers by their number: "Game Number", "Case No.", "Serial number" (not
+# "Total number", a count)
+_NAMED_ID = re.compile(r"\b(id|code)\b|[a-z](?<!total)(?<!average)(?<!mean)\s+(number|num|no)\.?$", re.I)
+
+
+def _column_name(text: list[list[str]], headers: list[int], j: int) -> str:
+    return " ".join(text[i][j] for i in headers if text[i][j]).strip()
+
+
+def _identifier_columns(obs, read, text: list[list[str]], body: list[int], headers: list[int], columns: Columns,
+                        kinds: np.ndarray, values: np.ndarray) -> tuple[list, Columns]:
+    """When rows share their labels, the first value columns (up to 4) taken as row labels too, if they
+    tell the rows apart: identifiers that sit among the measures (a chromosome's "Start position" beside
+    its name, a school's ID code after its district's name, a census line's county, district, page and
+    line). A column may so identify when it holds words, or whole numbers without grouping that run upwards
+    within each run of rows sharing the labels taken so far (a key sorts its rows; a measure seldom does)
+    or that its header names as identifiers ("Game Number": games of a day listed out of order);
+    only a reading that leaves at most 5 % of the observations sharing a key is taken (the fewest columns
+    that do)."""
+    by_row: dict[int, tuple[str, ...]] = {}
+    for o in obs:
+        by_row.setdefault(o.row, o.row_labels)
+    rows = [i for i in body if i in by_row]
+    if len(rows) < 5 or len(set(by_row.values())) > 0.9 * len(rows):
+        return obs, columns  # the rows have labels of their own: the keys collide across columns
+    keys = [by_row[i] for i in rows]
+    tried: list[int] = []
+    for j in columns.values[:4]:
+        cells = [text[i][j] for i in rows]
+        filled = [c for c in cells if c]
+        if not filled:
+            break
+        if (kinds[rows, j] == TEXT).sum() * 2 <= len(filled):
+            col = values[rows, j]
+            if not all(c.replace(".0", "").isdigit() for c in filled) or not np.isfinite(col).all():
+                break
+            runs = [keys[k] == keys[k - 1] for k in range(1, len(keys))]
+            steps = [col[k] >= col[k - 1] for k in range(1, len(keys)) if runs[k - 1]]
+            if steps and sum(steps) < 0.95 * len(steps) and not _NAMED_ID.search(_column_name(text, headers, j)):
+                break
+        tried.append(j)
+        keys = [(*key, cell) for key, cell in zip(keys, cells, strict=True)]
+        cols = Columns(columns.labels + tried, [v for v in columns.values if v not in tried], columns.unit_cols,
+                       False)
+        again = read(set(), cols=cols)
+        if duplicates(again) * 20 <= len(again):
+            return again, cols
+    return obs, columns
+
+
 def _told_apart(obs, read, sections: set[int]):
     """The reading of the body whose keys collide least: section lines read as groups, then lines qualified
     by their parent line, each kept only when it tells more observations apart."""
@@ -249,7 +304,14 @@ def _header_block(
     body = [i for i in lines if classes[i] in BODY]
     headers = [i for i in lines if classes[i] == "header"]
     candidates = [i for i in headers if not ATTRIBUTE_LABEL.match(text[i][lo])]  # "No. Obs | 10 | 10" describes
-    for i in body_like(candidates, body, kinds, values, lo, hi):
+    for i in body_like([i for i in candidates if i <= first_body], body, kinds, values, lo, hi):
+        local[i] = "data"
+    # under the first body line, a line repeating the header is the header continued, not a row
+    names = {tuple(text[i][lo : hi + 1]) for i in headers if i < first_body}
+    inside = [i for i in candidates if i > first_body and tuple(text[i][lo : hi + 1]) not in names]
+    for i in body_like(inside, body, kinds, values, lo, hi, inside=True):
+        local[i] = "data"
+    for i in label_lines([i for i in headers if local[i] == "header"], body, kinds, values, lo, hi):
         local[i] = "data"
     seen: set[tuple[str, ...]] = set()
     header_idx = []

@@ -38,6 +38,8 @@ LINE_CLASSES = ("metadata", "header", "group", "data", "derived", "notes")
 _BODY = 2
 _BODY_CLASSES = ("group", "data", "derived")
 _MAX_HEADER = 10  # lines of a header block (detect.MAX_HEADER_LINES)
+# "Table 1360.", "T 7.6.3"
+_NUMBERED_TITLE = re.compile(r"^(table|tabelle|tableau|tabla|cuadro|tab\.|t)\s*[A-Z]?\d", re.I)
 _SOURCE_LINE = re.compile(r"^\W{0,3}(source|sources|quelle|fuente|note|notes)\b", re.I)
 START_EXTRA = [f"{side}_{role}" for side in ("this", "prev", "next") for role in ROLES] + [
     "shape_change",  # the columns of the 3 lines above against those of this line and the 2 below
@@ -287,6 +289,8 @@ def rule_headers(tables: list[tuple[int, int, int, int]], classes: list[str], ru
                 for i in range(a, b + 1):
                     out[i] = "header"
                 first = a
+        first = _spaced_header(out, text, kinds, figures, max(top, limit), first, last)
+        top = min(top, first)
         # lines under the body that the rules read as notes (a source, a page footer) which the start
         # model kept in the table are its notes, from the first of them the learned path reads as no body
         # line (a label line ending a sparse body stays in)
@@ -315,6 +319,46 @@ def rule_headers(tables: list[tuple[int, int, int, int]], classes: list[str], ru
                 out[i] = "header"
         found.append((top, first, last, bottom))
     return _rule_titles(found, out, rule_classes), out
+
+
+def _spaced_header(classes: list[str], text: list[list[str]], kinds: np.ndarray, figures: np.ndarray, top: int,
+                   first: int, last: int) -> int:
+    """The table's first line once the header lines above its learned header are back: lines of two cells
+    or more, words over the columns of the body's figures among them, with only blank lines between them
+    and the header ("Country | FIPS Code | Market capitalization" two lines above "| | 1990 | 1995", as the
+    Statistical Abstract spaces its headers), which the role model read as titles. ``classes`` is changed
+    in place."""
+    head = _header_run(classes, first, last)
+    if head is None or head[0] != first:
+        return first
+    body = [i for i in range(head[1] + 1, last + 1) if classes[i] in ("data", "derived") and figures[i]]
+    if not body:
+        return first
+    columns = ((kinds[body] == NUMBER) | (kinds[body] == MARKER)).any(axis=0)
+    stub = int((kinds[body] != EMPTY).any(axis=0).argmax())  # the body's first column
+    n_header = sum(1 for c in classes[first : head[1] + 1] if c == "header")
+    i = first - 1
+    while i >= top and n_header < _MAX_HEADER:
+        if classes[i] == "empty":
+            i -= 1
+            continue
+        if classes[i + 1] != "empty":
+            break  # spaced: a line right on top of the header is the rules' to judge (words over it are a title)
+        cells = kinds[i] != EMPTY
+        lead = text[i][int(cells.argmax())]
+        # not a title with its number ("Weinverbrauch | T 7.6.3"), a source, nor a line of links ("Related
+        # Information: | Summary Publication | Explanatory Notes")
+        # a header line names the stub or two columns of figures (a unit line names one: "bedragen in Euro's
+        # per inwoner | inwoners")
+        if classes[i] != "metadata" or cells.sum() < 2 or not (cells[stub] or (cells & columns).sum() >= 2) \
+                or not (cells & columns).any() or figures[i] \
+                or _SOURCE_LINE.match(lead) or lead.endswith(":") or any(map(_NUMBERED_TITLE.match, text[i])) \
+                or len({c for c in text[i] if c}) < 2:  # a title over merged cells, its text in each
+            break
+        classes[i] = "header"
+        first, n_header = i, n_header + 1
+        i -= 1
+    return first
 
 
 def _rule_titles(tables: list[tuple[int, int, int, int]], classes: list[str],

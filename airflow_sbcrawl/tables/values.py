@@ -62,6 +62,9 @@ MISSING_MARKERS: dict[str, str] = {
     "[low]": "missing",
     "[u]": "missing",
     "[w]": "confidential",
+    "not available": "missing",  # spelt out (US Energy Information Administration)
+    "not applicable": "not_applicable",
+    "withheld": "confidential",
     "nil": "nil",  # a word meaning zero, not a missing value
 }
 

@@ -27,8 +27,12 @@ import json, sys
 from airflow_sbcrawl.tables import detect_file
 r = detect_file(sys.argv[1])
 hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+rows = {(t.index, o.row) for t in r.tables for o in t.observations}
+paths = max((len(o.column_path) for t in r.tables for o in t.observations), default=0)
 print(json.dumps({"tables": len(r.tables), "errors": [e.reason for e in r.errors],
-                  "no_tables": [n["reason"] for n in r.no_tables], "peak_rss_mb": round(hwm / 1024, 1)}))
+                  "no_tables": [n["reason"] for n in r.no_tables], "peak_rss_mb": round(hwm / 1024, 1),
+                  "data_lines": len(rows), "header_lines": sum(len(t.header) for t in r.tables),
+                  "longest_path": paths}))
 """
 
 
@@ -163,6 +167,34 @@ def un_long_format(n_areas: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+_UN_AGES = ("Total", "0 - 4", "5 - 9", "10 - 14", "15 - 19", "20 - 24", "25 - 29", "30 - 34", "35 - 39",
+            "40 - 44", "45 - 49", "50 - 54", "55 - 59", "60 - 64", "65 +", "Unknown")
+_UN_INDICATORS = (("Population by age and sex", "Number"), ("Deaths by age and sex", "Number"))
+
+
+def un_demographic_long(n_countries: int) -> bytes:
+    """A UNdata export of the Demographic Statistics Database in long form: country, indicator, sex, age,
+    unit, year, value and a footnote reference on every line, quoted as data.un.org writes them, and the
+    footnotes under the data (about 2.4 MB for 30 countries). Six text columns beside the value: a detector
+    that takes text-heavy lines for a header reads most of it as header (issue 20, item 6)."""
+    lines = ['"Country or Area","Indicator","Sex","Age","Unit","Year","Value","Value Footnotes"']
+    for c in range(n_countries):
+        country = f"Country {c:03d}, Republic of" if c % 3 == 0 else f"Country {c:03d}"
+        for indicator, unit in _UN_INDICATORS:
+            for year in range(2005, 2022, 2):
+                for sex in ("Both Sexes", "Male", "Female"):
+                    for k, age in enumerate(_UN_AGES):
+                        value = (c * 7919 + year * 31 + k * 977 + len(sex) * 13) % 900_000 + 100
+                        if indicator.startswith("Deaths"):
+                            value //= 90
+                        note = str(1 + c % 9) if (year + k) % 5 == 0 else ""
+                        lines.append(f'"{country}","{indicator}","{sex}","{age}","{unit}","{year}",'
+                                     f'"{value}","{note}"')
+    lines += ["", '"footnoteSeqID","Footnote"']
+    lines += [f'"{k}","Data refer to the de jure population; estimate {k} revised."' for k in range(1, 10)]
+    return ("\n".join(lines) + "\n").encode()
+
+
 def write_files(folder: Path) -> list[Path]:
     """The hostile files of issue 9, items 10-11, and of issue 21, item 1; and a 2.4 MB long-format CSV
     (issue 20: one such UN file took 3.9 GB and gave header paths of 12,197 entries)."""
@@ -171,6 +203,9 @@ def write_files(folder: Path) -> list[Path]:
     long_format = folder / "un-long-format-2.4MB.csv"
     long_format.write_bytes(un_long_format(800))
     files.append(long_format)
+    demographic = folder / "undata-demographic-2.4MB.csv"
+    demographic.write_bytes(un_demographic_long(30))
+    files.append(demographic)
     corners = folder / "corners-A1-XFD1048576.xlsx"
     _write_xlsx(corners, 0, 0, corners=True)
     files.append(corners)
@@ -226,6 +261,8 @@ def main(folder: str | None = None, out=sys.stdout) -> int:
             print(
                 f"  {row['file']:<28} {row['bytes']:>10d} B  exit {row['exit']:>3}  {row['seconds']:6.2f} s  "
                 f"peak RSS {row.get('peak_rss_mb', float('nan')):7.1f} MB  tables {row.get('tables', '-')}  "
+                f"lines with values {row.get('data_lines', '-')}  header lines {row.get('header_lines', '-')}  "
+                f"longest path {row.get('longest_path', '-')}  "
                 f"{reasons[:150]}",
                 file=out,
             )
