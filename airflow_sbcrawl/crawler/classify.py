@@ -128,16 +128,17 @@ class OnlineLogisticRegression:
 
 _NO_CONTEXT = np.zeros(0, dtype=np.int32)
 
-_LETTERS = re.compile(r"[^\W\d_]+")
-_NUMBERS = re.compile(r"\d+")
+_TOKEN = re.compile(r"[^\W_]+")
 
 
 def url_shape(url: str) -> str:
     """What a URL shares with its siblings: its host and path, the last segment and any segment holding a
-    digit reduced to its character classes (letters ``a``, digits ``0``), the extension kept.
+    digit reduced to the kinds of its words (``0`` a word holding a digit, an id or a hash; ``a`` one
+    without), the extension kept.
 
-    ``/media/5731/download`` and ``/media/88/download`` share a shape, as ``/1-2-1/`` and ``/17-3-1/`` do;
-    ``/media/5731/download`` and ``/news/5731/`` do not."""
+    ``/media/5731/download`` and ``/media/88/download`` share a shape, as ``/1-2-1/`` and ``/17-3-1/`` and
+    ``/resource/00a3f9/`` and ``/resource/7b21c4e0/`` do; ``/media/5731/download`` and ``/news/5731/`` do
+    not."""
     parts = urlsplit(url)
     segments = parts.path.split("/")
     out = []
@@ -145,9 +146,13 @@ def url_shape(url: str) -> str:
         last = i == len(segments) - 1 or (i == len(segments) - 2 and not segments[-1])
         if last or any(c.isdigit() for c in segment):
             stem, dot, ext = segment.rpartition(".") if "." in segment else (segment, "", "")
-            segment = _NUMBERS.sub("0", _LETTERS.sub("a", stem.lower())) + dot + ext.lower()
+            segment = _TOKEN.sub(_token_kind, stem.lower()) + dot + ext.lower()
         out.append(segment[:40])
     return parts.netloc.lower() + "/".join(out) + ("?" if parts.query else "")
+
+
+def _token_kind(match: re.Match) -> str:
+    return "0" if any(c.isdigit() for c in match.group()) else "a"
 
 
 #: At most this many URL shapes are followed for the veto (the shapes of a site's targets are few).
@@ -169,7 +174,8 @@ class UrlClassifier:
     The words may veto a URL the 2-grams call a target (take it back to a page), but not a URL whose
     siblings (same ``url_shape``) were found targets more often than pages by the requests so far: a site's
     extension-less files (``/media/5731/download``) share their link words with its pages ("Download",
-    titles, years), and a veto would send each of them to the frontier as a page."""
+    titles, years), and a veto would send each of them to the frontier as a page. For such a URL either
+    part calling it a target is enough."""
 
     def __init__(self, batch_size: int = 10, seed: int = 0, dataset_extensions: frozenset[str] = frozenset(),
                  context_groups: tuple[str, ...] = ()) -> None:
@@ -227,18 +233,22 @@ class UrlClassifier:
     def predict(self, urls: list[str], contexts: list[np.ndarray] | None = None) -> np.ndarray:
         """HTML or TARGET per URL (``contexts``: each link's context words, read when ``context_groups``).
 
-        The words can only take back to a page a link its URL calls a target, never make a target of one
-        its URL calls a page: they are here to stop pages named like files being fetched at once, outside
-        the policy's order (a target the URL misses is the extension rule's job), and a site's rows of
-        files share words (titles, years) with its other rows. Letting them call targets too was measured
+        Unless the link's siblings were found files (see the class), the words can only take back to a
+        page a link its URL calls a target, never make a target of one its URL calls a page: they are here
+        to stop pages named like files being fetched at once, outside the policy's order (a target the URL
+        misses is the extension rule's job), and a site's rows of files share words (titles, years) with
+        its other rows. Letting them call targets too was measured
         no better on the development replay sites, and on the simulator it is not known to be worse.
         """
         if contexts is not None and self.context_groups:
             by_url, by_words = self.model.decision_parts(urls, contexts)
-            labels = (by_url > 0).astype(np.int8)
-            for i in np.flatnonzero((by_url > 0) & (by_url + by_words <= 0)):
-                if not self._spared(urls[i]):
-                    labels[i] = HTML
+            labels = ((by_url > 0) & (by_url + by_words > 0)).astype(np.int8)
+            # Where the 2-grams and the words disagree, a URL whose siblings were found files is a target:
+            # trained together, the two parts share the credit of a URL as they please (on one simulated
+            # site the 2-grams came to call /media/N/download a page and its URL words a file).
+            for i in np.flatnonzero((by_url > 0) != (by_url + by_words > 0)):
+                if self._spared(urls[i]):
+                    labels[i] = TARGET
         else:
             labels = self.model.predict(urls)
         if self.dataset_extensions:
