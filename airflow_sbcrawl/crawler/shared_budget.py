@@ -77,7 +77,7 @@ def _recent_yield(rounds: Sequence[tuple[int, int]]) -> float:
     datasets in them, and that 0.53 took the whole last round from a site twice as rich, judged on 70."""
     if not rounds:
         return 0.0
-    floor = rounds[0][0]
+    floor = max(1, rounds[0][0])  # (a round that spent no request says nothing)
     last = rounds[-1]
     for i in range(len(rounds) - 1, -1, -1):
         before = rounds[i - 1] if i > 0 else (0, 0)
