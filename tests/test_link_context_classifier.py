@@ -18,10 +18,12 @@ GROUPS = ("anchor", "title", "row", "url")
 
 
 def _link(rng: np.random.Generator, kind: int, shape: int) -> tuple[str, np.ndarray, int]:
-    """A link whose URL has the shape of a file (``shape`` TARGET: /files/N) or of a page (/pages/N), and
-    whose anchor is that of a file or of a page (``kind``)."""
+    """A link whose URL looks like a file (``shape`` TARGET: /files/N, or /files/N/ for a page) or like a
+    page (/pages/N), and whose anchor is that of a file or of a page (``kind``)."""
     n = int(rng.integers(1, 99_999))
     url = f"http://stats.example/{'files' if shape == TARGET else 'pages'}/{n}"
+    if shape == TARGET and kind == HTML:  # a page named like the files (Open SDG's /1-2-1/ beside its CSVs)
+        url += "/"
     anchor = (f"Download the table {n}" if kind == TARGET else
               f"Indicator {n}: {rng.choice(['employment', 'poverty', 'water'])} by region and sex")
     return url, link_features(GROUPS, url, anchor, "", ""), kind
@@ -52,6 +54,39 @@ def test_the_words_of_a_link_take_a_page_whose_url_looks_like_a_file_back_to_a_p
     else:  # by its URL alone, a page named like a file is a target
         assert np.mean(predict(odd_pages) == TARGET) > 0.9
         assert "classifier_context_coef" not in clf.arrays()
+
+
+def test_the_words_do_not_veto_a_url_whose_siblings_were_found_files():
+    """Extension-less files (/media/N/download) whose anchors are their datasets' titles, the words of the
+    site's pages: the words call them pages, but requests found their siblings files, and they stay targets
+    (the old veto sent every one of them to the frontier as a page)."""
+    rng = np.random.default_rng(5)
+    topics = ["population", "employment", "poverty", "water", "energy", "trade"]
+
+    def link(kind: int, n: int) -> tuple[str, np.ndarray]:
+        title = f"{rng.choice(topics)} by region and sex {n}"
+        if kind == HTML:
+            url, anchor = f"http://stats.example/themes/{n}/", title
+        else:  # the first files are "Download" buttons, the later ones are linked by their titles
+            url, anchor = f"http://stats.example/media/{n}/download", "Download" if n < 1000 else title
+        return url, link_features(GROUPS, url, anchor, "", "")
+
+    clf = UrlClassifier(batch_size=10, context_groups=GROUPS)
+    for i in range(400):
+        kind = TARGET if i % 8 == 0 else HTML
+        clf.observe(*_pair(link(kind, i), kind))
+    files = [link(TARGET, 1000 + i) for i in range(50)]
+    urls, words = [u for u, _ in files], [w for _, w in files]
+    by_url, by_words = clf.model.decision_parts(urls, words)
+    assert (by_url > 0).all() and (by_url + by_words <= 0).mean() > 0.5  # the words alone would veto most
+    assert (clf.predict(urls, words) == TARGET).all()
+    copy = UrlClassifier(batch_size=10, context_groups=GROUPS)  # the siblings' record survives a checkpoint
+    copy.restore(json.loads(json.dumps(clf.state())), clf.arrays())
+    assert (copy.predict(urls, words) == TARGET).all()
+
+
+def _pair(link: tuple[str, np.ndarray], label: int) -> tuple[str, int, np.ndarray]:
+    return link[0], label, link[1]
 
 
 def test_a_checkpoint_of_a_classifier_without_context_restores_into_one_with_it():

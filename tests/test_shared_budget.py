@@ -32,6 +32,15 @@ def test_yield_is_judged_on_the_last_round_not_the_whole_past():
     assert extra["new"] > extra.get("old", 0)
 
 
+def test_a_round_shorter_than_the_warm_up_is_judged_with_the_rounds_before_it():
+    # The shared-budget DAG test's sites after round 2: "modest" found 8 datasets in its 15 requests (0.53),
+    # "rich" 25 in 70 (0.36). Judged on those 15 alone, modest took the whole last round.
+    history = {"poor": [(40, 9), (75, 16)], "modest": [(40, 8), (55, 16)], "rich": [(40, 10), (110, 35)]}
+    extra = _extra(next_caps(360, history, round_requests=120, chunk=7), history)
+    assert sum(extra.values()) == 120
+    assert extra.get("rich", 0) > extra.get("modest", 0)
+
+
 def test_finished_sites_get_nothing_and_the_total_is_never_exceeded():
     history = {"a": [(300, 30)], "b": [(100, 90)], "c": [(50, 0)]}
     caps = next_caps(500, history, finished={"b"}, round_requests=1000)

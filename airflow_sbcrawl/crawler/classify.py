@@ -14,6 +14,9 @@ none with a "Download CSV" button: after the first such page was read as HTML, i
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 import numpy as np
 
 from airflow_sbcrawl.crawler.linktext import DIM as CONTEXT_FEATURES
@@ -125,6 +128,36 @@ class OnlineLogisticRegression:
 
 _NO_CONTEXT = np.zeros(0, dtype=np.int32)
 
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def url_shape(url: str) -> str:
+    """What a URL shares with its siblings: its host and path, the last segment and any segment holding a
+    digit reduced to the kinds of its words (``0`` a word holding a digit, an id or a hash; ``a`` one
+    without), the extension kept.
+
+    ``/media/5731/download`` and ``/media/88/download`` share a shape, as ``/1-2-1/`` and ``/17-3-1/`` and
+    ``/resource/00a3f9/`` and ``/resource/7b21c4e0/`` do; ``/media/5731/download`` and ``/news/5731/`` do
+    not."""
+    parts = urlsplit(url)
+    segments = parts.path.split("/")
+    out = []
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1 or (i == len(segments) - 2 and not segments[-1])
+        if last or any(c.isdigit() for c in segment):
+            stem, dot, ext = segment.rpartition(".") if "." in segment else (segment, "", "")
+            segment = _TOKEN.sub(_token_kind, stem.lower()) + dot + ext.lower()
+        out.append(segment[:40])
+    return parts.netloc.lower() + "/".join(out) + ("?" if parts.query else "")
+
+
+def _token_kind(match: re.Match) -> str:
+    return "0" if any(c.isdigit() for c in match.group()) else "a"
+
+
+#: At most this many URL shapes are followed for the veto (the shapes of a site's targets are few).
+_MAX_SHAPES = 5_000
+
 
 class UrlClassifier:
     """Algorithm 2: the first ``batch_size`` labels come from HEAD requests; afterwards the model predicts,
@@ -136,7 +169,13 @@ class UrlClassifier:
 
     ``context_groups``: the parts of a link (``linktext.GROUPS``) whose words the model reads beside the
     URL's 2-grams; empty, the paper's classifier. A link's words are given with its URL to ``predict`` and
-    ``observe`` (``labelling.LinkLabeller`` keeps them from one to the other)."""
+    ``observe`` (``labelling.LinkLabeller`` keeps them from one to the other).
+
+    The words may veto a URL the 2-grams call a target (take it back to a page), but not a URL whose
+    siblings (same ``url_shape``) were found targets more often than pages by the requests so far: a site's
+    extension-less files (``/media/5731/download``) share their link words with its pages ("Download",
+    titles, years), and a veto would send each of them to the frontier as a page. For such a URL either
+    part calling it a target is enough."""
 
     def __init__(self, batch_size: int = 10, seed: int = 0, dataset_extensions: frozenset[str] = frozenset(),
                  context_groups: tuple[str, ...] = ()) -> None:
@@ -152,6 +191,8 @@ class UrlClassifier:
         self._batch_urls: list[str] = []
         self._batch_labels: list[int] = []
         self._batch_contexts: list[np.ndarray] = []
+        # URL shape -> [pages, targets] found by requests, followed from a shape's first target on.
+        self.shape_counts: dict[str, list[int]] = {}
 
     @property
     def needs_head(self) -> bool:
@@ -165,6 +206,8 @@ class UrlClassifier:
         self._batch_labels.append(label)
         self._batch_contexts.append(_NO_CONTEXT if context is None or not self.context_groups else context)
         self.class_counts[label] += 1
+        if self.context_groups:
+            self._count_shape(url, label)
         if len(self._batch_urls) >= self.batch_size:
             total = sum(self.class_counts)
             weights = [total / (2 * self.class_counts[y]) for y in self._batch_labels]
@@ -173,18 +216,39 @@ class UrlClassifier:
             self._batch_urls, self._batch_labels, self._batch_contexts = [], [], []
             self.initial_phase = False
 
+    def _count_shape(self, url: str, label: int) -> None:
+        shape = url_shape(url)
+        counts = self.shape_counts.get(shape)
+        if counts is None:
+            if label != TARGET or len(self.shape_counts) >= _MAX_SHAPES:
+                return  # a shape is followed from its first target: pages alone never spare a veto
+            counts = self.shape_counts[shape] = [0, 0]
+        counts[label] += 1
+
+    def _spared(self, url: str) -> bool:
+        """Whether the words may not veto ``url``: its shape was found a target more often than a page."""
+        counts = self.shape_counts.get(url_shape(url))
+        return counts is not None and counts[TARGET] > counts[HTML]
+
     def predict(self, urls: list[str], contexts: list[np.ndarray] | None = None) -> np.ndarray:
         """HTML or TARGET per URL (``contexts``: each link's context words, read when ``context_groups``).
 
-        The words can only take back to a page a link its URL calls a target, never make a target of one
-        its URL calls a page: they are here to stop pages named like files being fetched at once, outside
-        the policy's order (a target the URL misses is the extension rule's job), and a site's rows of
-        files share words (titles, years) with its other rows. Letting them call targets too was measured
+        Unless the link's siblings were found files (see the class), the words can only take back to a
+        page a link its URL calls a target, never make a target of one its URL calls a page: they are here
+        to stop pages named like files being fetched at once, outside the policy's order (a target the URL
+        misses is the extension rule's job), and a site's rows of files share words (titles, years) with
+        its other rows. Letting them call targets too was measured
         no better on the development replay sites, and on the simulator it is not known to be worse.
         """
         if contexts is not None and self.context_groups:
             by_url, by_words = self.model.decision_parts(urls, contexts)
             labels = ((by_url > 0) & (by_url + by_words > 0)).astype(np.int8)
+            # Where the 2-grams and the words disagree, a URL whose siblings were found files is a target:
+            # trained together, the two parts share the credit of a URL as they please (on one simulated
+            # site the 2-grams came to call /media/N/download a page and its URL words a file).
+            for i in np.flatnonzero((by_url > 0) != (by_url + by_words > 0)):
+                if self._spared(urls[i]):
+                    labels[i] = TARGET
         else:
             labels = self.model.predict(urls)
         if self.dataset_extensions:
@@ -203,6 +267,7 @@ class UrlClassifier:
             "batch_labels": self._batch_labels,
             "batch_contexts": [c.tolist() for c in self._batch_contexts],
             "class_counts": self.class_counts,
+            "shape_counts": self.shape_counts,
             "rng": self.model._rng.bit_generator.state,
         }
 
@@ -232,6 +297,7 @@ class UrlClassifier:
         saved = state.get("batch_contexts") or [[] for _ in self._batch_urls]
         self._batch_contexts = [np.array(c, dtype=np.int32) for c in saved]
         self.class_counts = [int(x) for x in state["class_counts"]]
+        self.shape_counts = {str(k): [int(v[0]), int(v[1])] for k, v in (state.get("shape_counts") or {}).items()}
         self.model._rng.bit_generator.state = state["rng"]
 
 

@@ -105,12 +105,9 @@ class Crawler:
         self.scope = Scope(config.start_url, config.target_hosts)
         self.links = LinkTable()
         self.policy: Policy = make_policy(config, rng, is_target=is_target)
-        # The classifier reads no link words yet (context_groups=()): their veto took extension-less files
-        # back to pages (dev-hubs: 62 files called pages against 2; the shared-budget DAG test's richest site
-        # then yielded least). The policy's discount, which reads them too, stays.
         self.classifier = (OracleClassifier(is_target) if self.policy.labels_by_truth else UrlClassifier(
             config.batch_size, seed=config.seed, dataset_extensions=dataset_extensions(config.target_mime_types)
-            if self.policy.extension_prior else frozenset(), context_groups=()))
+            if self.policy.extension_prior else frozenset(), context_groups=self.policy.link_groups))
         self.equivalences = Equivalences(self.run_state.outcomes)
         self.scheduler = Scheduler(self.policy, make_stopper(config.effective_stop_rule, config),
                                    early_stopping=config.early_stopping, es_expected=config.es_expected,

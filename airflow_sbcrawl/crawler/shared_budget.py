@@ -3,8 +3,9 @@
 An Anthelion-style use for our users (issue 13): when one DAG crawls many provider sites, equal shares give
 a poor site as many requests as a rich one, and what a site that stops early leaves is lost. Here the
 budget goes out in rounds: each round is cut into chunks, and each chunk goes to the site with the highest
-UCB index, its recent yield (new datasets per request in its last round, relative to the best site's) plus
-an exploration bonus that shrinks with the requests it already had. Sites whose crawl ended on its own
+UCB index, its recent yield (new datasets per request in its last round, pooled with the rounds before when
+the last was shorter than the warm-up, relative to the best site's) plus an exploration bonus that shrinks
+with the requests it already had. Sites whose crawl ended on its own
 (frontier exhausted, early stop) get nothing more, so their leftover goes to the others.
 
 The plan is a pure function of the progress so far, so a DAG can call it between rounds with what the
@@ -69,12 +70,20 @@ def next_caps(total: int, history: Mapping[str, Sequence[tuple[int, int]]], fini
 
 
 def _recent_yield(rounds: Sequence[tuple[int, int]]) -> float:
-    """New datasets per request over the site's last round that spent any request."""
+    """New datasets per request over the site's last rounds: the last one, pooled with the rounds before it
+    back to at least as many requests as the site's first round (its warm-up share) had.
+
+    One short round is a noisy yield: in a 360-request DAG run a site given 15 requests in round 2 found 8
+    datasets in them, and that 0.53 took the whole last round from a site twice as rich, judged on 70."""
+    if not rounds:
+        return 0.0
+    floor = max(1, rounds[0][0])  # (a round that spent no request says nothing)
+    last = rounds[-1]
     for i in range(len(rounds) - 1, -1, -1):
         before = rounds[i - 1] if i > 0 else (0, 0)
-        requests = rounds[i][0] - before[0]
-        if requests > 0:
-            return (rounds[i][1] - before[1]) / requests
+        requests = last[0] - before[0]
+        if requests >= floor or i == 0:
+            return (last[1] - before[1]) / requests if requests > 0 else 0.0
     return 0.0
 
 
