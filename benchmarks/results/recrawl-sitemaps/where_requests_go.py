@@ -5,12 +5,16 @@ the site or known; its body changed since the last run or not; what the sitemap'
 it links a new or changed file), a file (new, changed, moved, unchanged; 200 or 304), an error, a sitemap.
 
     PYTHONPATH=<tree> python benchmarks/results/recrawl-sitemaps/where_requests_go.py small-sitemap 0
+
+With TAG in the environment (issue 23, round 5) it also writes the requests in their order to
+``seq-<profile>-<seed>-<TAG>.txt``: how the double reads and the early checks of moved files were found.
 """
 
 from __future__ import annotations
 
 import collections
 import math
+import os
 import re
 import sys
 import tempfile
@@ -21,6 +25,8 @@ from sbcrawl_dev.bench.warm_vs_cold import REACH, crawl
 from sbcrawl_dev.sim import sitemap_docs
 from sbcrawl_dev.sim.site import Site, build_site
 
+SEQ: list[str] = []  # one line per request up to the 90 % point: index, files served so far, what it asked
+TAG = os.environ.get("TAG", "")
 _HREF = re.compile(rb'href="([^"]+)"')
 
 
@@ -50,7 +56,7 @@ def main(profile: str, seed: int) -> None:
     counts: collections.Counter[str] = collections.Counter()
     seen: set[str] = set()
     reach = 0
-    for reach, entry in enumerate(log, 1):  # noqa: B007 (the count at the break is the figure)
+    for reach, entry in enumerate(log, 1):
         url = entry.url
         if entry.method == "GET" and entry.status == 200 and url in wanted:
             served.add(url)
@@ -64,14 +70,18 @@ def main(profile: str, seed: int) -> None:
                        ) if url in lastmod_now else "not in the sitemap"
             body = "changed" if url not in known or _body(before, url) != _body(after, url) else "unchanged"
             leads = "links new/changed files" if _links(after, url) & wanted else "links none"
-            counts[f"page {entry.status} {host}/{section} {'known' if url in known else 'new'}, body {body}, "
-                   f"{lastmod}, {leads}{again}"] += 1
+            what = (f"page {entry.status} {host}/{section} {'known' if url in known else 'new'}, body {body}, "
+                   f"{lastmod}, {leads}{again}")
         elif kind in ("target", "error", "redirect"):
-            counts[f"{kind} {entry.status} {truth.get(url, '-')}{again}"] += 1
+            what = f"{kind} {entry.status} {truth.get(url, '-')}{again}"
         else:
-            counts[f"{kind} {entry.status}{again}"] += 1
+            what = f"{kind} {entry.status}{again}"
+        counts[what] += 1
+        SEQ.append(f"{reach:4d} {len(served):4d} {entry.status} {kind:8s} {url}  | " + what)
         if len(served) >= need:
             break
+    if TAG:
+        Path(f"seq-{profile}-{seed}-{TAG}.txt").write_text("\n".join(SEQ))
     print(f"{profile} seed {seed}: {reach} requests to {REACH:.0%} of the {len(wanted)} new and changed files")
     for what, n in counts.most_common():
         print(f"{n:6d}  {what}")
