@@ -13,6 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(960)  # above the subprocess's own guard: the suite's 300 s cut the demo at a load of 10
 def test_demo_runs_end_to_end_and_says_where_targets_landed(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "sbcrawl_dev", "demo", "--workdir", str(tmp_path / "var"), "--profile", "tiny",
