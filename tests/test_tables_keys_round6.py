@@ -29,6 +29,10 @@ def test_spanning_names_that_tell_runs_of_the_same_years_apart_are_header_lines(
     first = _distinguishing_header(classes, text, kinds, 0, 7, 10)
     assert first == 4 and classes[4] == classes[6] == "header"  # the spans and the stub's name between
     assert classes[0] == classes[2] == "metadata"  # the numbered title and "See notes" stay titles
+    # the role model may read the spans as a group line of a table without a body (table 7's "2000 \\3")
+    text, classes, kinds = _hires_and_separations(["", "Annual hires", "", "", "Annual separations", "", ""])
+    classes[4] = "group"
+    assert _distinguishing_header(classes, text, kinds, 0, 7, 10) == 4 and classes[4] == "header"
 
 
 def test_a_title_over_merged_cells_or_a_line_that_tells_nothing_apart_stays_a_title():

@@ -403,7 +403,7 @@ def _distinguishing_header(classes: list[str], text: list[list[str]], kinds: np.
     years) above the header, from the table above's end on, whose spans, carried right, give the columns
     more distinct paths are header lines ("Annual hires | Annual separations" over the two runs of years),
     as are the lines between them and the header ("Industry" over the stub, "Manpower | Manpower"). The
-    role model reads such lines, spaced and over few cells, as titles or as a table without a body. Stops
+    role model reads such lines, spaced and over few cells, as titles, group lines or a table without a body. Stops
     at a title with its number, a source, a line ending with ":" or a line with a figure other than a
     year. ``classes`` is changed in place."""
     head = _header_run(classes, first, last)
@@ -432,7 +432,7 @@ def _distinguishing_header(classes: list[str], text: list[list[str]], kinds: np.
             continue
         cells = np.flatnonzero(kinds[i] != EMPTY)
         lead = text[i][int(cells[0])]
-        if classes[i] not in ("metadata", "header") or not words(i) or _SOURCE_LINE.match(lead) \
+        if classes[i] not in ("metadata", "header", "group") or not words(i) or _SOURCE_LINE.match(lead) \
                 or lead.endswith(":") or any(map(_NUMBERED_TITLE.match, text[i])) \
                 or (len(cells) > 1 and (np.diff(cells) == 1).all() and len({text[i][j] for j in cells}) == 1):
             break  # (the last: a title over merged cells, its text in each)
