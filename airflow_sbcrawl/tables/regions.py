@@ -372,7 +372,6 @@ def _headless_continued(tables: list[tuple[int, int, int, int]], classes: list[s
     in the same first column. The start model begins a table there; without its header none of its
     observations has a column. The lines between become the section's group line. ``classes`` is changed
     in place."""
-    numeric = (kinds == NUMBER) | (kinds == MARKER)
     out: list[tuple[int, int, int, int]] = []
     for top, first, last, bottom in tables:
         if out and _header_run(classes, first, last) is None:
@@ -381,11 +380,12 @@ def _headless_continued(tables: list[tuple[int, int, int, int]], classes: list[s
             below = [i for i in range(first, last + 1) if classes[i] in ("data", "derived")]
             between = [i for i in range(p_last + 1, first) if classes[i] != "empty"]
             if above and below and _header_run(classes, p_first, p_last) is not None and len(between) <= 1:
-                figures_above, figures_below = numeric[above].any(axis=0), numeric[below].any(axis=0)
+                figures_above = ((kinds[above] == NUMBER) | (kinds[above] == MARKER)).any(axis=0)
+                figures_below = ((kinds[below] == NUMBER) | (kinds[below] == MARKER)).any(axis=0)
                 stub_above = int((kinds[above] != EMPTY).any(axis=0).argmax())
                 stub_below = int((kinds[below] != EMPTY).any(axis=0).argmax())
                 lone = all(int((kinds[i] != EMPTY).sum()) == 1 and kinds[i, stub_above] != EMPTY
-                           and not numeric[i].any() for i in between)  # a section's label in the stub
+                           and kinds[i, stub_above] not in (NUMBER, MARKER) for i in between)  # a section's label
                 if figures_below.any() and not (figures_below & ~figures_above).any() \
                         and stub_above == stub_below and lone:
                     for i in between:
@@ -409,14 +409,15 @@ def _distinguishing_header(classes: list[str], text: list[list[str]], kinds: np.
     head = _header_run(classes, first, last)
     if head is None or head[0] != first:
         return first
-    numeric = (kinds == NUMBER) | (kinds == MARKER)
-    body = [i for i in range(head[1] + 1, last + 1) if classes[i] in ("data", "derived") and numeric[i].any()]
-    if not body:
+    lines = [i for i in range(head[1] + 1, last + 1) if classes[i] in ("data", "derived")]
+    numeric = (kinds[lines] == NUMBER) | (kinds[lines] == MARKER)
+    columns = np.flatnonzero(numeric.any(axis=0)).tolist()
+    if not columns:
         return first
-    columns = np.flatnonzero(numeric[body].any(axis=0)).tolist()
 
     def words(i: int) -> bool:  # no figure but years ("2008 | 2009" over the columns)
-        return not any(numeric[i, j] and not _YEAR.match(text[i][j]) for j in np.flatnonzero(numeric[i]))
+        row = (kinds[i] == NUMBER) | (kinds[i] == MARKER)
+        return not any(not _YEAR.match(text[i][j]) for j in np.flatnonzero(row).tolist())
 
     def distinct(lines: list[int]) -> int:
         return len(set(header_paths([text[i] for i in lines], columns).values()))
