@@ -36,6 +36,8 @@ _FOOTNOTE_MARK = re.compile(r"\s*(\\\d+|\[\w{1,3}\]|[\u00b9\u00b2\u00b3\u2070-\u
 _MARK_FIRST = frozenset("\\[\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))))
 _PUNCTUATION = re.compile(r"^[\W_]+$")
 _LEADER = re.compile(r"(?:\s*\.){2,}\s*$")  # dot leaders between a label and its figures: "Robbery. . . . ."
+# a footnote's number after a label ("PERCENT CHANGE FROM PRIOR YEAR SHOWN \\1")
+_FOOTNOTE_REF = re.compile(r"\\\d+")
 _YEAR = re.compile(r"^(1[5-9]\d\d|20\d\d)(\.0)?(\s*\W.*)?$")
 _CODE = re.compile(r"^0\d+$")  # a leading zero: "01001" is a commune, not one thousand and one
 
@@ -304,7 +306,7 @@ def _identifies(text: list[list[str]], body: list[int], j: int, values: np.ndarr
     left of the labels, or whole numbers under a header naming an identifier ("Code", "Rank", "Year")."""
     cells = [text[i][j] for i in body if text[i][j]]
     years = [c for c in cells if _YEAR.match(c)]
-    if years and all(_YEAR.match(c) or not any(ch.isdigit() for ch in c) for c in cells):
+    if years and all(_YEAR.match(c) or not any(ch.isdigit() for ch in _FOOTNOTE_REF.sub("", c)) for c in cells):
         return True
     if any(map(_DATE_TEXT.match, cells)) and all(
             _DATE_TEXT.match(c) or (c.replace(".0", "").isdigit() and 0 < float(c) < 80000) for c in cells):

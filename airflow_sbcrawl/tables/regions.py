@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .body import header_paths
 from .boosted import BoostedTrees
 from .features import EMPTY, FEATURE_NAMES, LAYOUT_FEATURES, MARKER, NUMBER
 from .segment import _TABLE_TITLE, attribute_rows
@@ -40,6 +41,7 @@ _BODY_CLASSES = ("group", "data", "derived")
 _MAX_HEADER = 10  # lines of a header block (detect.MAX_HEADER_LINES)
 # "Table 1360.", "T 7.6.3"
 _NUMBERED_TITLE = re.compile(r"^(table|tabelle|tableau|tabla|cuadro|tab\.|t)\s*[A-Z]?\d", re.I)
+_YEAR = re.compile(r"(1[89]|2[01])\d\d(\.0)?\b")
 _SOURCE_LINE = re.compile(r"^\W{0,3}(source|sources|quelle|fuente|note|notes)\b", re.I)
 START_EXTRA = [f"{side}_{role}" for side in ("this", "prev", "next") for role in ROLES] + [
     "shape_change",  # the columns of the 3 lines above against those of this line and the 2 below
@@ -290,6 +292,7 @@ def rule_headers(tables: list[tuple[int, int, int, int]], classes: list[str], ru
                     out[i] = "header"
                 first = a
         first = _spaced_header(out, text, kinds, figures, max(top, limit), first, last)
+        first = _distinguishing_header(out, text, kinds, limit, first, last)
         top = min(top, first)
         # lines under the body that the rules read as notes (a source, a page footer) which the start
         # model kept in the table are its notes, from the first of them the learned path reads as no body
@@ -318,7 +321,7 @@ def rule_headers(tables: list[tuple[int, int, int, int]], classes: list[str], ru
             elif out[i] in _BODY_CLASSES and rule_classes[i] == "header" and tuple(text[i]) in names:
                 out[i] = "header"
         found.append((top, first, last, bottom))
-    return _rule_titles(found, out, rule_classes), out
+    return _rule_titles(_headless_continued(found, out, kinds), out, rule_classes), out
 
 
 def _spaced_header(classes: list[str], text: list[list[str]], kinds: np.ndarray, figures: np.ndarray, top: int,
@@ -360,6 +363,89 @@ def _spaced_header(classes: list[str], text: list[list[str]], kinds: np.ndarray,
         i -= 1
     return first
 
+
+def _headless_continued(tables: list[tuple[int, int, int, int]], classes: list[str],
+                        kinds: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Tables without a header line that continue the table above: its body goes on after blank lines,
+    perhaps under a section's label ("CHANGE FROM PREVIOUS YEAR" over the same columns of years, the
+    United States above its countries), its figures within the columns of the body above and its labels
+    in the same first column. The start model begins a table there; without its header none of its
+    observations has a column. The lines between become the section's group line. ``classes`` is changed
+    in place."""
+    out: list[tuple[int, int, int, int]] = []
+    for top, first, last, bottom in tables:
+        if out and _header_run(classes, first, last) is None:
+            p_top, p_first, p_last, _ = out[-1]
+            above = [i for i in range(p_first, p_last + 1) if classes[i] in ("data", "derived")]
+            below = [i for i in range(first, last + 1) if classes[i] in ("data", "derived")]
+            between = [i for i in range(p_last + 1, first) if classes[i] != "empty"]
+            if above and below and _header_run(classes, p_first, p_last) is not None and len(between) <= 1:
+                figures_above = ((kinds[above] == NUMBER) | (kinds[above] == MARKER)).any(axis=0)
+                figures_below = ((kinds[below] == NUMBER) | (kinds[below] == MARKER)).any(axis=0)
+                stub_above = int((kinds[above] != EMPTY).any(axis=0).argmax())
+                stub_below = int((kinds[below] != EMPTY).any(axis=0).argmax())
+                lone = all(int((kinds[i] != EMPTY).sum()) == 1 and kinds[i, stub_above] != EMPTY
+                           and kinds[i, stub_above] not in (NUMBER, MARKER) for i in between)  # a section's label
+                if figures_below.any() and not (figures_below & ~figures_above).any() \
+                        and stub_above == stub_below and lone:
+                    for i in between:
+                        classes[i] = "group"
+                    out[-1] = (p_top, p_first, last, bottom)
+                    continue
+        out.append((top, first, last, bottom))
+    return out
+
+
+def _distinguishing_header(classes: list[str], text: list[list[str]], kinds: np.ndarray, top: int, first: int,
+                           last: int) -> int:
+    """The table's first line once the spanning header lines that tell its columns apart are back: when
+    columns of figures share their header path ("2001 ... 2008 | 2001 ... 2008"), lines of words (and
+    years) above the header, from the table above's end on, whose spans, carried right, give the columns
+    more distinct paths are header lines ("Annual hires | Annual separations" over the two runs of years),
+    as are the lines between them and the header ("Industry" over the stub, "Manpower | Manpower"). The
+    role model reads such lines, spaced and over few cells, as titles, group lines or a table without a body. Stops
+    at a title with its number, a source, a line ending with ":" or a line with a figure other than a
+    year. ``classes`` is changed in place."""
+    head = _header_run(classes, first, last)
+    if head is None or head[0] != first:
+        return first
+    lines = [i for i in range(head[1] + 1, last + 1) if classes[i] in ("data", "derived")]
+    numeric = (kinds[lines] == NUMBER) | (kinds[lines] == MARKER)
+    columns = np.flatnonzero(numeric.any(axis=0)).tolist()
+    if not columns:
+        return first
+
+    def words(i: int) -> bool:  # no figure but years ("2008 | 2009" over the columns)
+        row = (kinds[i] == NUMBER) | (kinds[i] == MARKER)
+        return not any(not _YEAR.match(text[i][j]) for j in np.flatnonzero(row).tolist())
+
+    def distinct(lines: list[int]) -> int:
+        return len(set(header_paths([text[i] for i in lines], columns).values()))
+
+    # (a header line of figures is a body line that _header_block reads so)
+    headers = [i for i in range(head[0], head[1] + 1) if classes[i] == "header" and words(i)]
+    known = distinct(headers)
+    pending: list[int] = []
+    i = first - 1
+    while i >= top and known < len(columns) and len(headers) + len(pending) < _MAX_HEADER:
+        if classes[i] == "empty":
+            i -= 1
+            continue
+        cells = np.flatnonzero(kinds[i] != EMPTY)
+        lead = text[i][int(cells[0])]
+        if classes[i] not in ("metadata", "header", "group") or not words(i) or _SOURCE_LINE.match(lead) \
+                or lead.endswith(":") or any(map(_NUMBERED_TITLE.match, text[i])) \
+                or (len(cells) > 1 and (np.diff(cells) == 1).all() and len({text[i][j] for j in cells}) == 1):
+            break  # (the last: a title over merged cells, its text in each)
+        pending.insert(0, i)
+        if cells[-1] >= columns[0]:  # over the columns of figures: a span, if it tells them apart
+            n = distinct(pending + headers)
+            if n > known:
+                for k in pending:
+                    classes[k] = "header"
+                headers, pending, known, first = pending + headers, [], n, i
+        i -= 1
+    return first
 
 def _rule_titles(tables: list[tuple[int, int, int, int]], classes: list[str],
                  rule_classes: list[str]) -> list[tuple[int, int, int, int]]:
