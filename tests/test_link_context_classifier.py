@@ -170,10 +170,12 @@ def test_the_labeller_learns_a_link_with_the_words_it_was_predicted_with():
         links.append(NewLink(table.add(url, 1, -1, ITEM), url, ITEM, f"Indicator {i} Reported online", 1))
     labeller = LinkLabeller(clf, fetcher=None, links=table, run=None, enabled=True)
     assert labeller.labels(links) == [HTML, HTML, HTML]
-    labeller.learn("http://h.example/ind/0/", HTML, links[0].id)
-    labeller.learn("http://h.example/elsewhere/", HTML, links[1].id)  # a redirect's end: the link's words still
-    labeller.learn("http://h.example/x", TARGET)  # a link never labelled: its URL alone
+    labeller.learn(links[0].id, HTML)
+    labeller.learn(links[1].id, TARGET)  # wherever a redirect led, the link is learned: its URL and words
+    other = table.add("http://h.example/x", 1, -1, ITEM)
+    labeller.learn(other, TARGET)  # a link never labelled: its URL alone
     words = clf._batch_contexts
     assert np.array_equal(words[0], link_features(GROUPS, links[0].url, links[0].anchor, "", ""))
     assert len(words[1]) and len(words[2]) == 0
+    assert clf._batch_urls == [links[0].url, links[1].url, "http://h.example/x"]
     assert list(labeller._contexts) == [links[2].id]  # learned links are forgotten

@@ -64,12 +64,13 @@ class LinkLabeller:
             for link_id in list(itertools.islice(self._contexts, excess)):
                 del self._contexts[link_id]
 
-    def learn(self, url: str, label: int, link_id: int | None = None) -> None:
-        """What a GET found at a URL (that of link ``link_id``, when known), for the classifier (when links
-        are labelled at all)."""
+    def learn(self, link_id: int, label: int) -> None:
+        """What a GET found for link ``link_id`` (after its redirects), for the classifier (when links are
+        labelled at all). It learns the URL that was linked, not where a redirect led: that URL and its
+        context are what it sees of the link's siblings (a ``/file?id=N`` link answering a redirect to a
+        file teaches that ``/file?id=`` links are files)."""
         if self.enabled:
-            context = self._contexts.pop(link_id, None) if link_id is not None else None
-            self.classifier.observe(url, label, context)
+            self.classifier.observe(self.links.urls[link_id], label, self._contexts.pop(link_id, None))
 
 
 # Context words kept for links waiting for their GET: some 30 words a link, so about 20 MB at the bound.

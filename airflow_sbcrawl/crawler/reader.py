@@ -107,7 +107,7 @@ class PageReader:
         if not job.start:
             self.policy.outcome(job.origin, resp.kind)
         if resp.kind == "html":
-            self.labeller.learn(resp.url, HTML, job.origin)
+            self.labeller.learn(job.origin, HTML)
             if self.links.urls[final_id] not in self.scope:
                 return 0  # a link to a host allowed for files only (a baseline policy's): never read as a page
             self._read_page(final_id, resp, job.owner, job.origin if job.owner is None and not job.start else None)
@@ -115,7 +115,7 @@ class PageReader:
         if resp.kind == "target":
             # A link that is itself a new target is worth one target for one request, the best any action
             # can do (Algorithm 4 gives it no reward; then targets the classifier missed teach nothing).
-            self.labeller.learn(resp.url, TARGET, job.origin)
+            self.labeller.learn(job.origin, TARGET)
             reward = self.manifest.store_target(final_id, job.origin, resp)
             if reward and job.owner is None and not job.start:
                 self.policy.credit_late(self.links.parent[job.origin], reward)
@@ -133,10 +133,10 @@ class PageReader:
         """A predicted target: 1 for a new target retrieved; a page the classifier took for a target is
         read anyway (its GET is paid for), as part of the page that linked to it."""
         if resp.kind == "target":
-            self.labeller.learn(resp.url, TARGET, job.origin)
+            self.labeller.learn(job.origin, TARGET)
             return self.manifest.store_target(job.link_id, job.origin, resp)
         if resp.kind == "html":
-            self.labeller.learn(resp.url, HTML, job.origin)
+            self.labeller.learn(job.origin, HTML)
             if self.links.urls[job.link_id] not in self.scope:
                 return 0  # on a host allowed for files only: a page there is never read
             self._read_page(job.link_id, resp, job.owner, None, nesting=job.nesting + 1)
