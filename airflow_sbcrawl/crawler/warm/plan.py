@@ -462,13 +462,16 @@ class RevisitPlan:
         return True
 
     def asked_before(self, link: NewLink) -> bool:
-        """A link a page shows to a file that the last runs met already: new to this run's link table, so
-        neither a known dataset nor a link they left unfetched (both join the table at the start); they asked
-        it and no dataset came of it (a broken link: a dataset page's "previous version" that answers 404
-        every week). It is held back like a page they met (``claim``): asked once the revisits and checks are
-        over, as many of those as the change rate calls for, instead of with the work of the page that shows
-        it, ahead of the new and changed files. Returns whether it was held so."""
-        if url_key(link.url) not in self.index.seen:
+        """A link to a file that the last runs met already on a page they read: new to this run's link
+        table, so neither a known dataset nor a link they left unfetched (both join the table at the start);
+        they asked it with that page's work and no dataset came of it (a broken link: a dataset page's
+        "previous version" that answers 404 every week). It is held back like a page they met (``claim``):
+        asked once the revisits and checks are over, as many of those as the change rate calls for, instead
+        of with the work of the page that shows it, ahead of the new and changed files. Returns whether it
+        was held so. (A page whose links a run's end left unread is not among those read: its files are new.)"""
+        parent = self.links.parent[link.id]
+        if (url_key(link.url) not in self.index.seen or parent < 0
+                or url_key(self.links.urls[parent]) not in self.index.read):
             return False
         self._held.append(link)
         return True
