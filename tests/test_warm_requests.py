@@ -4,8 +4,10 @@ simulator over HTTP, counted on the server's own log."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
+from urllib.parse import urljoin
 
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
 from sbcrawl_dev.sim import build_site, get_profile
@@ -14,6 +16,11 @@ from sbcrawl_dev.sim import build_site, get_profile
 # catalogues' heads and in the news, files updated, moved (the old URL answers 301) and removed.
 CHANGING = get_profile("tiny").with_(name="tiny-warm-requests", datasets_per_section=(10, 14), new_dataset_share=0.2,
                                      update_share=0.25, remove_share=0.05, move_share=0.15, sitemap_share=0.6)
+
+
+def links_on(site, page: str) -> set[str]:
+    body = b"".join(site.response("GET", page, count=False).body)
+    return {urljoin(page, href.decode()) for href in re.findall(rb'href="([^"]+)"', body)}
 
 
 def crawl(site, out: Path):
@@ -44,3 +51,33 @@ def test_a_warm_run_reads_no_page_twice(sim_server, sim_proxy_env, tmp_path):
         assert summary.changes["changed"] == sum(s == "changed" for s in truth.values())
         assert {u for u, s in truth.items() if s == "moved"} <= {e.url for e in log}
     assert not twice
+
+
+def test_a_warm_run_asks_a_broken_link_it_asked_before_after_what_changed(sim_server, sim_proxy_env, tmp_path):
+    """A dataset page that changed still shows its "previous version" link, which answered 404 in the last
+    run: the warm run asks it (if at all) after the new and changed files, not with the page's work."""
+    profile = CHANGING.with_(name="tiny-warm-broken", broken_link_share=0.6)
+    early = shown = 0
+    for seed in (0, 1):
+        before, after = build_site(profile, seed, epoch=0), build_site(profile, seed, epoch=1)
+        out = tmp_path / str(seed)
+        first = sim_server(before)
+        sim_proxy_env(first)
+        crawl(before, out)
+        broken = {e.url for e in first.log if e.method == "GET" and e.status == 404}
+        second = sim_server(after)
+        sim_proxy_env(second)
+        summary = crawl(after, out)
+        assert summary.warm_from
+        truth = after.changes(0)
+        assert summary.changes["new"] == sum(s == "new" for s in truth.values())
+        assert summary.changes["changed"] == sum(s == "changed" for s in truth.values())
+        log = [e for e in second.log if e.method == "GET"]
+        wanted = {u for u, s in truth.items() if s in ("new", "changed")}
+        last = max(i for i, e in enumerate(log) if e.status == 200 and e.url in wanted)
+        early += sum(e.url in broken for e in log[:last])
+        # not vacuous: pages read this run showed links the last run had found broken
+        pages = {e.url for e in log if e.status == 200 and after.kind(e.url) == "html"}
+        shown += sum(bool(links_on(after, page) & broken) for page in pages)
+    assert shown
+    assert early == 0

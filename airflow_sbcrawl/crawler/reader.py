@@ -254,8 +254,8 @@ class PageReader:
         try:
             plan = self.scheduler.plan
             for i, (link, label) in enumerate(zip(new, self.labeller.labels(new), strict=True)):
-                if label == TARGET and plan is not None and plan.moved_file(link):
-                    pass  # checked after the warm crawl's revisits
+                if label == TARGET and plan is not None and (plan.asked_before(link) or plan.moved_file(link)):
+                    pass  # asked after the warm crawl's revisits
                 elif label == TARGET and work.nesting < _MAX_NESTING:
                     self.downloader.queue(self.job(link.id, work, target=True, nesting=work.nesting))
                     work.pending += 1

@@ -258,11 +258,12 @@ class RevisitPlan:
 
     def held(self) -> list[int]:
         """The new pages not handed out yet, and the links held back from the policy that the last runs did
-        not read (those they read are estimated unchanged)."""
+        not read (those they read, and the files they asked, are estimated unchanged)."""
         new = [entry[3] for entry in self._heap if entry[0] == Tier.NEW and entry[3] not in self._done]
         moves = [link.id for link in self._moves if link.id not in self._done]
         return [*new, *moves, *(link.id for link in self._deferred),
-                *(link.id for link in self._held if url_key(link.url) not in self.index.read)]
+                *(link.id for link in self._held if url_key(link.url) not in self.index.read
+                  and self.links.predicted[link.id] != TARGET)]
 
     def defer(self, links: list[NewLink]) -> None:
         """The frontier the last runs left: explored once the revisits and checks are over, after what is
@@ -458,6 +459,21 @@ class RevisitPlan:
             return False
         self._done.add(link_id)
         self.page_unchanged(url)
+        return True
+
+    def asked_before(self, link: NewLink) -> bool:
+        """A link to a file that the last runs met already on a page they read: new to this run's link
+        table, so neither a known dataset nor a link they left unfetched (both join the table at the start);
+        they asked it with that page's work and no dataset came of it (a broken link: a dataset page's
+        "previous version" that answers 404 every week). It is held back like a page they met (``claim``):
+        asked once the revisits and checks are over, as many of those as the change rate calls for, instead
+        of with the work of the page that shows it, ahead of the new and changed files. Returns whether it
+        was held so. (A page whose links a run's end left unread is not among those read: its files are new.)"""
+        parent = self.links.parent[link.id]
+        if (url_key(link.url) not in self.index.seen or parent < 0
+                or url_key(self.links.urls[parent]) not in self.index.read):
+            return False
+        self._held.append(link)
         return True
 
     def moved_file(self, link: NewLink) -> bool:
