@@ -152,7 +152,15 @@ def test_a_stopped_concurrent_crawl_resumes_without_losing_or_repeating_a_target
     assert resumed.stop_reason.startswith("early stopping")
     urls = stored_urls(tmp_path)
     assert len(urls) == len(set(urls)), "a target was listed twice"
-    assert {u for u in site.targets if not site.disallowed(u)} <= set(urls)
+    # Lost = linked from a page either run read, and not stored. Whether the early stop comes before the
+    # last page holding a target is the policy's business, not the resume's: under load the order in which
+    # six requests come back changes which page is read last (1 run in ~30 at a load of 11 ended with one
+    # dataset's only page unread, nothing lost).
+    read = {entry.url for entry in srv.log if entry.method == "GET" and entry.status == 200}
+    wanted = {u for u in site.targets if not site.disallowed(u)}
+    met = wanted & {link for page in read for link in site.links(page)}
+    assert met - set(urls) == set(), "a target met before or after the stop was lost"
+    assert len(met) >= 0.9 * len(wanted)  # the resumed crawl went on to read the site, not just its first pages
     assert len(srv.log) == resumed.requests  # the resumed crawl counts on from the first one's spending
 
 

@@ -1,0 +1,15 @@
+"""Keeps the 1-minute load average at or above TARGET with busy loops (nice 0), bounded in time; logs load."""
+import os, subprocess, sys, time
+target, until, log = float(sys.argv[1]), time.time() + float(sys.argv[2]), sys.argv[3]
+loops = []
+with open(log, "a") as out:
+    while time.time() < until and not os.path.exists("/tmp/loadkeeper.stop"):
+        load1 = os.getloadavg()[0]
+        if load1 < target and len(loops) < 10:
+            loops.append(subprocess.Popen(["sh", "-c", "while :; do :; done"]))
+        elif load1 > target + 2 and loops:
+            loops.pop().kill()
+        out.write(f"{time.strftime('%H:%M:%S')} load1={load1:.2f} loops={len(loops)}\n"); out.flush()
+        time.sleep(15)
+for p in loops:
+    p.kill()
