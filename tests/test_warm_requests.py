@@ -30,26 +30,32 @@ def crawl(site, out: Path):
                    tmp_dir=str(out)).run()
 
 
+def cold_then_warm(sim_server, sim_proxy_env, profile, seed: int, out: Path):
+    """Crawl the profile's first epoch, then its second warm from the first's memory: the two servers, the
+    second epoch's site and the warm run's summary, checked to have found every new and changed file."""
+    before, after = build_site(profile, seed, epoch=0), build_site(profile, seed, epoch=1)
+    first = sim_server(before)
+    sim_proxy_env(first)
+    crawl(before, out)
+    second = sim_server(after)
+    sim_proxy_env(second)
+    summary = crawl(after, out)
+    assert summary.warm_from
+    truth = after.changes(0)
+    assert summary.changes["new"] == sum(s == "new" for s in truth.values())
+    assert summary.changes["changed"] == sum(s == "changed" for s in truth.values())
+    return first, second, after, summary
+
+
 def test_a_warm_run_reads_no_page_twice(sim_server, sim_proxy_env, tmp_path):
     twice: Counter[str] = Counter()
     for seed in (0, 1):
-        before, after = build_site(CHANGING, seed, epoch=0), build_site(CHANGING, seed, epoch=1)
-        out = tmp_path / str(seed)
-        first = sim_server(before)
-        sim_proxy_env(first)
-        crawl(before, out)
-        second = sim_server(after)
-        sim_proxy_env(second)
-        summary = crawl(after, out)
-        assert summary.warm_from
+        _, second, after, _ = cold_then_warm(sim_server, sim_proxy_env, CHANGING, seed, tmp_path / str(seed))
         log = [e for e in second.log if e.method == "GET"]
         pages = Counter(e.url for e in log if e.status == 200 and after.kind(e.url) == "html")
         twice.update({url: n for url, n in pages.items() if n > 1})
-        # nothing lost: every new and changed file found, every file that moved asked at its new place
-        truth = after.changes(0)
-        assert summary.changes["new"] == sum(s == "new" for s in truth.values())
-        assert summary.changes["changed"] == sum(s == "changed" for s in truth.values())
-        assert {u for u, s in truth.items() if s == "moved"} <= {e.url for e in log}
+        # nothing lost: every file that moved asked at its new place (new and changed: cold_then_warm)
+        assert {u for u, s in after.changes(0).items() if s == "moved"} <= {e.url for e in log}
     assert not twice
 
 
@@ -59,19 +65,9 @@ def test_a_warm_run_asks_a_broken_link_it_asked_before_after_what_changed(sim_se
     profile = CHANGING.with_(name="tiny-warm-broken", broken_link_share=0.6)
     early = shown = 0
     for seed in (0, 1):
-        before, after = build_site(profile, seed, epoch=0), build_site(profile, seed, epoch=1)
-        out = tmp_path / str(seed)
-        first = sim_server(before)
-        sim_proxy_env(first)
-        crawl(before, out)
+        first, second, after, _ = cold_then_warm(sim_server, sim_proxy_env, profile, seed, tmp_path / str(seed))
         broken = {e.url for e in first.log if e.method == "GET" and e.status == 404}
-        second = sim_server(after)
-        sim_proxy_env(second)
-        summary = crawl(after, out)
-        assert summary.warm_from
         truth = after.changes(0)
-        assert summary.changes["new"] == sum(s == "new" for s in truth.values())
-        assert summary.changes["changed"] == sum(s == "changed" for s in truth.values())
         log = [e for e in second.log if e.method == "GET"]
         wanted = {u for u, s in truth.items() if s in ("new", "changed")}
         last = max(i for i, e in enumerate(log) if e.status == 200 and e.url in wanted)
