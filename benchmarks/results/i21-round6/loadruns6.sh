@@ -2,7 +2,7 @@
 # Three whole-suite runs in a row on the clone, under a kept background load.
 cd /tmp/sbclone
 rm -f /tmp/loadkeeper.stop
-/usr/bin/python3 /tmp/loadkeeper.py 10 10800 /tmp/loadruns6/load.log &
+/usr/bin/python3 "$(dirname "$0")/../i21-round4/load-runs/loadkeeper.py" 10 10800 /tmp/loadruns6/load.log &
 KP=$!
 for i in 1 2 3; do
   s=$(date +%s)
