@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Three whole-suite runs in a row on the clone, under a kept background load.
+HERE="$(cd "$(dirname "$0")" && pwd)"
 cd /tmp/sbclone
 rm -f /tmp/loadkeeper.stop
-/usr/bin/python3 "$(dirname "$0")/../i21-round4/load-runs/loadkeeper.py" 10 10800 /tmp/loadruns6/load.log &
+/usr/bin/python3 "$HERE/../i21-round4/load-runs/loadkeeper.py" 10 10800 /tmp/loadruns6/load.log &
 KP=$!
 for i in 1 2 3; do
   s=$(date +%s)
