@@ -109,6 +109,16 @@ def test_upper_shares_count_letters_as_str_methods_do():
     assert shares[0] == 1.0 and shares[1] == 0.2 and shares[3] == 0.0
 
 
+def test_upper_shares_beyond_ascii_count_as_str_methods_do():
+    # every BMP letter class at once, a lone surrogate, and a text beyond the BMP (counted one by one)
+    bmp = ["".join(map(chr, range(start, start + 4096))) for start in range(0, 0x10000, 4096)]
+    for texts in ([*bmp, "\ud800 Ab", "été Ⓐ ǅ"], ["𝐀bc É", "Ärzte", "x"]):
+        shares = _upper_shares(texts).tolist()
+        for text, share in zip(texts, shares, strict=True):
+            letters = [c for c in text if c.isalpha()]
+            assert share == (sum(c.isupper() for c in letters) / len(letters) if letters else 0.0), text
+
+
 def test_last_digit_units_equal_trying_every_number_of_decimals():
     rng = np.random.default_rng(5)
     scale = 10.0 ** rng.integers(0, 8, (40, 9))

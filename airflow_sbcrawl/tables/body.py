@@ -159,7 +159,15 @@ def body_like(lines: list[int], body: list[int], kinds: np.ndarray, values: np.n
         filled = np.flatnonzero(row != 0)
         if len(filled) < 3 or (dominant[filled] == 0).any():
             continue
-        if (row[filled] == dominant[filled]).all() and (row[filled] == 2).any():
+        kind = row[filled]
+        # a number in a column of words that the body's rows also hold there is one of its labels (a
+        # "Unit" column of "Percent", "Mil. dol." and "1000")
+        label = (kind == 2) & (dominant[filled] == 1)
+        for k in np.flatnonzero(label).tolist():
+            j = lo + filled[k]
+            if values[i, j] in values[body, j]:
+                kind[k] = 1
+        if (kind == dominant[filled]).all() and (kind == 2).any():
             out.add(i)
     return out
 
@@ -358,18 +366,27 @@ def merge_ends(merged: Sequence[tuple[tuple[int, int], tuple[int, int]]], line: 
     return {c1 + 1 for (r0, _), (r1, c1) in merged if r0 <= line <= r1}
 
 
+def _label_keeping_marks(text: str) -> str:
+    """``clean_label`` but for the footnote marks, which it keeps."""
+    if text.endswith("."):
+        text = _LEADER.sub("", text)
+    return " ".join(text.split())
+
+
 def header_paths(header_rows: list[list[str]], columns: list[int],
-                 stops: Sequence[set[int]] | None = None) -> dict[int, tuple[str, ...]]:
+                 stops: Sequence[set[int]] | None = None, marks: bool = False) -> dict[int, tuple[str, ...]]:
     """Column path per value column; a spanning cell is carried right until the next cell at its level or
     above starts, since spreadsheets store a merged cell's text only in its first column. In a line where
     names repeat ("2009-10 | Footnotes | Survey type | 2010-11 | Footnotes | Survey type"), each repeated
     name is qualified by the nearest name left of it that the line holds fewer times (its group's anchor).
-    ``stops``: per header row, columns where a carried cell ends (``merge_ends``)."""
+    ``stops``: per header row, columns where a carried cell ends (``merge_ends``). ``marks``: names keep
+    their footnote marks (see ``marked_paths``)."""
+    clean = _label_keeping_marks if marks else clean_label
     paths: dict[int, list[str]] = {j: [] for j in columns}
     boundaries: set[int] = set()
     for k, row in enumerate(header_rows):
         ends = stops[k] if stops else set()
-        cleaned = {j: clean_label(row[j]) if j < len(row) else "" for j in columns}
+        cleaned = {j: clean(row[j]) if j < len(row) else "" for j in columns}
         counts = Counter(c for c in cleaned.values() if c)
         # a repeated name needs an anchor only where the lines above do not tell its columns apart already
         ambiguous = Counter((tuple(paths[j]), c) for j, c in cleaned.items() if c)
@@ -392,6 +409,25 @@ def header_paths(header_rows: list[list[str]], columns: list[int],
                 paths[j].append(carried)
         boundaries |= new_bounds
     return {j: tuple(p) for j, p in paths.items()}
+
+
+def marked_paths(header_rows: list[list[str]], columns: list[int], stops: Sequence[set[int]] | None,
+                 paths: dict[int, tuple[str, ...]]) -> dict[int, tuple[str, ...]]:
+    """``paths`` (``header_paths``' output), but where columns share a path that their names' footnote
+    marks tell apart, the marked paths of those columns: "2006 \\1" over revised figures beside "2006"."""
+    shared: dict[tuple[str, ...], list[int]] = {}
+    for j, path in paths.items():
+        if path:
+            shared.setdefault(path, []).append(j)
+    groups = [js for js in shared.values() if len(js) > 1]
+    if not groups:
+        return paths
+    marked = header_paths(header_rows, columns, stops, marks=True)
+    out = dict(paths)
+    for js in groups:
+        if len({marked[j] for j in js}) > 1:
+            out.update((j, marked[j]) for j in js)
+    return out
 
 
 # -- units --------------------------------------------------------------------------------------------------
@@ -584,12 +620,14 @@ def _row_labels(stub_rows: list[list[str] | None], line_groups: list[tuple[str, 
     labels = [g + s for g, s in zip(line_groups, stubs, strict=True)]
     if qualify:
         counts = Counter(labels)
-        parent = ""
+        parent: tuple[str, ...] = ()
         for k, own in enumerate(labels):
             if counts[own] == 1:
-                parent = stubs[k][-1] if stubs[k] else parent
+                parent = stubs[k] or parent
             elif parent and stubs[k]:
-                labels[k] = line_groups[k] + (parent,) + stubs[k]
+                # the parent's last label that the line does not share: a unit column ("Percent") is no name
+                name = next((x for x in reversed(parent) if x not in stubs[k]), parent[-1])
+                labels[k] = line_groups[k] + (name,) + stubs[k]
     return labels
 
 

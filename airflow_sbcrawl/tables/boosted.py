@@ -60,13 +60,18 @@ class BoostedTrees:
         k = len(self.base)
         if len(x) == 0:
             return np.zeros((0, k))
+        x = np.ascontiguousarray(x, dtype=float)
+        # the first step: every row at the roots, whose features and thresholds are one per tree
+        node = self._roots
+        if self.depth:
+            node = self._children[2 * self._roots + (x[:, self._feature[node]] <= self._threshold[node])]
         # x flat, row r's feature f at r * width + f: 1-D gathers are cheaper than 2-D fancy indexing
-        flat = np.ascontiguousarray(x, dtype=float).ravel()
+        flat = x.ravel()
         row_start = (np.arange(len(x)) * x.shape[1])[:, None]
-        node = np.broadcast_to(self._roots, (len(x), len(self._roots))).copy()
-        for _ in range(self.depth):
+        for _ in range(self.depth - 1):
             go_left = flat[row_start + self._feature[node]] <= self._threshold[node]
             node = self._children[2 * node + go_left]
+        node = np.broadcast_to(node, (len(x), len(self._roots)))
         return self.base + self._value[node].reshape(len(x), -1, k).sum(axis=1)
 
     def proba(self, x: np.ndarray) -> np.ndarray:

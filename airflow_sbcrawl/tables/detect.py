@@ -13,6 +13,7 @@ import numpy as np
 from .body import (
     _FOOTNOTE_MARK,
     _LEADER,
+    _YEAR,
     Body,
     Columns,
     body_like,
@@ -23,6 +24,7 @@ from .body import (
     label_columns,
     label_lines,
     legend_zero_markers,
+    marked_paths,
     merge_ends,
     observations,
     unit_of,
@@ -160,7 +162,9 @@ def build_table(
     body = [i for i in lines if local[i] in BODY]
     columns = label_columns(text, body, path_idx, lo, hi, cells, kinds, values)
     header_rows = expand_merged(rows, merged, set(path_idx))
-    paths = header_paths([header_rows[i] for i in path_idx], columns.values, [merge_ends(merged, i) for i in path_idx])
+    stops = [merge_ends(merged, i) for i in path_idx]
+    paths = header_paths([header_rows[i] for i in path_idx], columns.values, stops)
+    paths = marked_paths([header_rows[i] for i in path_idx], columns.values, stops, paths)
     attributes: dict[int, dict[str, str]] = {}
     for i in attribute_idx:
         key = text[i][lo].rstrip(":").strip()
@@ -313,6 +317,10 @@ def _header_block(
         local[i] = "data"
     for i in label_lines([i for i in headers if local[i] == "header"], body, kinds, values, lo, hi):
         local[i] = "data"
+    year_line = _years_under_header(local, lines, text, lo, hi)
+    if year_line is not None:
+        local[year_line] = "header"
+        headers = sorted([*headers, year_line])
     seen: set[tuple[str, ...]] = set()
     header_idx = []
     for i in headers:
@@ -335,6 +343,20 @@ def _header_block(
     attribute_idx = [i for i in header_idx[1:] if ATTRIBUTE_LABEL.match(text[i][lo])]
     path_idx = [i for i in header_idx if i not in attribute_idx]
     return local, path_idx, attribute_idx, warnings
+
+
+def _years_under_header(local: list[str], lines: list[int], text: list[list[str]], lo: int, hi: int) -> int | None:
+    """The first body line when it is the header's last line: right under a header line, years alone, no
+    label, fewer than half the table's columns ("2006" under the blank beside "2006 \\1": which year a
+    column of a second reading is, written a line lower)."""
+    first = next((k for k, i in enumerate(lines) if local[i] in BODY), None)
+    if not first or local[lines[first - 1]] != "header":
+        return None
+    i = lines[first]
+    cells = [c for c in text[i][lo : hi + 1] if c]
+    if not cells or text[i][lo] or 2 * len(cells) >= hi - lo + 1 or not all(_YEAR.match(c) for c in cells):
+        return None
+    return i
 
 
 def _units(columns, paths: dict[int, tuple[str, ...]], attributes: dict[int, dict[str, str]], col_offset: int,

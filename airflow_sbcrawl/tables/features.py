@@ -265,29 +265,56 @@ _ASCII_LETTER = np.zeros(256, dtype=np.intp)
 _ASCII_LETTER[np.frombuffer(string.ascii_letters.encode(), dtype=np.uint8)] = 1
 _ASCII_UPPER = np.zeros(256, dtype=np.intp)
 _ASCII_UPPER[np.frombuffer(string.ascii_uppercase.encode(), dtype=np.uint8)] = 1
+_BMP_CASE: list[np.ndarray] = []  # letters and capitals of the Basic Multilingual Plane, made on first use
+
+
+def _bmp_case() -> tuple[np.ndarray, np.ndarray]:
+    """Tables over the 65,536 BMP code points: 1 where ``str.isalpha``, and 1 where also ``str.isupper``."""
+    if not _BMP_CASE:
+        chars = [chr(c) for c in range(0x10000)]
+        letter = np.fromiter(map(str.isalpha, chars), dtype=bool, count=0x10000)
+        upper = np.fromiter(map(str.isupper, chars), dtype=bool, count=0x10000) & letter
+        _BMP_CASE.extend([letter.astype(np.intp), upper.astype(np.intp)])
+    return _BMP_CASE[0], _BMP_CASE[1]
+
+
+def _case_counts(picked: list[str], chars: np.ndarray, letter: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Letters and capitals of each of the ``picked`` texts, whose characters (as codes) are ``chars``:
+    looked up in the tables and summed per text from cumulative counts."""
+    ends = np.cumsum(np.fromiter(map(len, picked), dtype=np.intp, count=len(picked)))
+    bounds = np.concatenate([[0], ends])
+    letters = np.concatenate([[0], np.cumsum(letter[chars])])[bounds]
+    capitals = np.concatenate([[0], np.cumsum(upper[chars])])[bounds]
+    return np.diff(letters), np.diff(capitals)
 
 
 def _upper_shares(joined: list[str]) -> np.ndarray:
     """Share of upper-case letters among the letters of each text (0 without letters).
 
-    ASCII texts, nearly all, are counted together: their bytes in one array, letters and capitals looked
-    up in tables and summed per text from cumulative counts; other texts one by one.
+    Texts are counted together, not character by character in Python: ASCII texts (nearly all) as bytes
+    looked up in 256-entry tables; the others as UTF-32 code points in tables of the BMP; a text with a
+    character beyond it (rare) one by one.
     """
     out = np.zeros(len(joined))
     ascii_texts = np.fromiter(map(str.isascii, joined), dtype=bool, count=len(joined))
     picked = list(itertools.compress(joined, ascii_texts))
     if picked:
         chars = np.frombuffer("".join(picked).encode("ascii"), dtype=np.uint8)
-        ends = np.cumsum(np.fromiter(map(len, picked), dtype=np.intp, count=len(picked)))
-        bounds = np.concatenate([[0], ends])
-        letters = np.concatenate([[0], np.cumsum(_ASCII_LETTER[chars])])[bounds]
-        upper = np.concatenate([[0], np.cumsum(_ASCII_UPPER[chars])])[bounds]
-        n_letters, n_upper = np.diff(letters), np.diff(upper)
+        n_letters, n_upper = _case_counts(picked, chars, _ASCII_LETTER, _ASCII_UPPER)
         with np.errstate(invalid="ignore", divide="ignore"):
             out[ascii_texts] = np.where(n_letters > 0, n_upper / np.maximum(n_letters, 1), 0.0)
-    for k in np.flatnonzero(~ascii_texts).tolist():
-        letters = "".join(filter(str.isalpha, joined[k]))
-        out[k] = (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
+    others = np.flatnonzero(~ascii_texts)
+    if len(others):
+        picked = [joined[k] for k in others.tolist()]
+        chars = np.frombuffer("".join(picked).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        if (chars < 0x10000).all():
+            n_letters, n_upper = _case_counts(picked, chars, *_bmp_case())
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[others] = np.where(n_letters > 0, n_upper / np.maximum(n_letters, 1), 0.0)
+        else:
+            for k, text in zip(others.tolist(), picked, strict=True):
+                letters = "".join(filter(str.isalpha, text))
+                out[k] = (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
     return out
 
 
