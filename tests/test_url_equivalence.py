@@ -377,7 +377,9 @@ def test_links_that_redirect_to_files_teach_the_classifier_that_their_siblings_a
     # led to: the download links of later sections are then spared the words' veto (``UrlClassifier``).
     # Learning only where the redirects led, it never met a /download?id= URL: it predicted 12 to 72 of the 96
     # files pages in five runs, against 6 to 12 in four now (the order of answers varies: not asserted).
-    assert crawler.classifier.shape_counts[url_shape(f"http://{srv.host}/download?id=1")] == [0, 96]
+    # (a link of the first batch counts twice: its HEAD's label, then its GET's)
+    pages, files = crawler.classifier.shape_counts[url_shape(f"http://{srv.host}/download?id=1")]
+    assert pages == 0 and 96 <= files <= 96 + crawler.config.batch_size
 
 
 def head_redirect_site(path: str) -> tuple[int, str, bytes, dict[str, str]]:

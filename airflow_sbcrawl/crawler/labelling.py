@@ -36,9 +36,6 @@ class LinkLabeller:
         # classifier that reads them). Bounded: the oldest are forgotten (that link is then learned from by
         # its URL alone), and not saved in checkpoints, for the same reason.
         self._contexts: dict[int, np.ndarray] = {}
-        # Links a HEAD labelled and the classifier learned from already: their GET teaches nothing new (one
-        # example per link). A few dozen, the first batch's; not checkpointed (a resume learns them twice).
-        self._headed: set[int] = set()
 
     def labels(self, links: list[NewLink]) -> list[int | None]:
         """HTML or TARGET per link; None drops it (a HEAD that found neither a page nor a target: an error
@@ -52,7 +49,6 @@ class LinkLabeller:
             label, known = self._head_label(links[i].url)
             if known:
                 self.classifier.observe(links[i].url, label, contexts[i] if contexts else None)
-                self._headed.add(links[i].id)
             labels.append(label)
             i += 1
         if i < len(links):
@@ -97,7 +93,7 @@ class LinkLabeller:
         labelled at all). It learns the URL that was linked, not where a redirect led: that URL and its
         context are what it sees of the link's siblings (a ``/file?id=N`` link answering a redirect to a
         file teaches that ``/file?id=`` links are files)."""
-        if self.enabled and link_id not in self._headed:
+        if self.enabled:
             self.classifier.observe(self.links.urls[link_id], label, self._contexts.pop(link_id, None))
 
 
