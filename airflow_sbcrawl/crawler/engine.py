@@ -122,10 +122,10 @@ class Crawler:
         self.fetcher.host_delay = self.robots.delays  # Crawl-delay lines slow the fetcher down per host
         self.downloader = Downloader(self.fetcher, config.concurrency)
         self.pool = self.downloader.pool  # (its threads' CPU time is the crawl's too)
-        self.labeller = LinkLabeller(self.classifier, self.fetcher, self.links, self.run_state,
-                                     enabled=self.policy.classifies_links)
         self.redirects = Redirects(config.max_redirects, self.scope, self.links, self.robots, self.run_state.outcomes,
                                    self.equivalences)
+        self.labeller = LinkLabeller(self.classifier, self.fetcher, self.links, self.run_state,
+                                     enabled=self.policy.classifies_links, follow=self.redirects.head_hop)
         # The site memory's side: read at the start of a run (a warm run gets a plan), written at its end.
         self._memory: site_memory.SiteMemory | None = None
         self.changes = Changes(self.links)

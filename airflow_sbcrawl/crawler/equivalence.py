@@ -12,10 +12,15 @@ A rewrite that is wrong for one URL costs one request, never a page: a rewritten
 gets the link's own URL asked as the next hop (``fallback``). Canonical links are trusted only where a
 rewrite explains them: many sites' templates name one canonical URL (the home page) on every page.
 
-Language copies (``hreflang`` alternates of a page read) are not the same page: on some sites they link the
-same files as the page read, on others their own translated files. So they are never skipped; once the
-copies of a language read so far (``_LANGUAGE_SAMPLE`` of them) all revealed nothing, further copies in that
-language are *deferred* (``defer``): crawled when nothing else is left."""
+Language copies are not the same page: on some sites they link the same files as the page read, on others
+their own translated files. A page names its copies by ``hreflang`` alternates; or the site shows its
+language segments by language switchers, links to a page's own URL under another language's segment
+(``/1-2-1/`` links ``/en/1-2-1/``, ``/fr/x`` links ``/es/x``; ``language_pair``), and then any URL whose
+path without its segment is a page read in another language is a copy of it. Copies are never skipped;
+once the copies of a language read so far whose page had revealed files (``_LANGUAGE_SAMPLE`` of them) all
+revealed nothing, further copies in that language are *deferred* (``defer``): crawled when nothing else is
+left. Only the copies of pages that revealed files tell whether a language's copies hold files of their
+own: the copy of an "about" page reveals nothing on either kind of site."""
 
 from __future__ import annotations
 
@@ -40,6 +45,8 @@ _INDEX_PAGES = ("index.html", "index.htm", "index.php", "index.shtml", "default.
 _SLASHES = re.compile(r"//+")
 # Copies of a language read, all revealing no new file, before further ones in that language are deferred.
 _LANGUAGE_SAMPLE = 4
+# A path segment that names a language: ISO 639-1 code, with a region or script (``pt-br``, ``zh-hans``).
+_LANGUAGE = re.compile(r"[a-z]{2}(?:[-_][a-z0-9]{2,8})?", re.IGNORECASE)
 
 
 def _split(url: str) -> tuple[str, str, str]:
@@ -86,6 +93,28 @@ SAME_BODY = "page with the body of a page read before"
 DEFERRED = "language copy deferred (its language's copies revealed nothing)"
 
 
+def language_pair(page: str, link: str) -> tuple[str, str] | None:
+    """The languages of ``page`` and ``link`` when the link is the page in another language by its URL: the
+    two differ only in their first path segment, a language code in each (``/fr/x``, ``/es/x``), or by a
+    language code put before the page's path (``/x/`` and ``/en/x/``: "" names the unprefixed language).
+    None otherwise. A home page and its top sections (``/``, ``/gdp/``) are not taken for a pair."""
+    origin, path, query = _split(page)
+    origin_link, path_link, query_link = _split(link)
+    if origin != origin_link or query != query_link or path == path_link:
+        return None
+    a, b = path.split("/"), path_link.split("/")
+    if len(a) == len(b):
+        if a[2:] == b[2:] and _LANGUAGE.fullmatch(a[1]) and _LANGUAGE.fullmatch(b[1]):
+            return a[1].lower(), b[1].lower()
+        return None
+    longer, shorter = (b, a) if len(b) > len(a) else (a, b)
+    if len(longer) != len(shorter) + 1 or longer[2:] != shorter[1:] or not any(shorter[1:]):
+        return None
+    if not _LANGUAGE.fullmatch(longer[1]):
+        return None
+    return ("", longer[1].lower()) if longer is b else (longer[1].lower(), "")
+
+
 class Equivalences:
     """What the site taught of its equal URLs: ``learn`` a pair (a redirect, the same body, a canonical
     link), ``preferred`` the form to queue a new link in, ``copy_of`` the known URL a link is a copy of (for
@@ -103,7 +132,10 @@ class Equivalences:
         self._aliases: dict[str, str] = {}  # URL -> the known URL it is a copy of (canonical links)
         self._rewritten: dict[str, tuple[str, tuple[str, ...]]] = {}  # queued form -> (link's own URL, rewrites)
         self._variants: dict[str, tuple[str, str]] = {}  # URL -> (hreflang, the page read that named it)
-        self._languages: dict[str, list[int]] = {}  # hreflang -> [copies read, copies that revealed files]
+        self._languages: dict[str, list[int]] = {}  # language -> [copies read, copies that revealed files]
+        self._originals: dict[str, bool] = {}  # page read that named alternates -> whether it revealed files
+        self._segments: set[str] = set()  # the site's language segments ("" for its unprefixed language)
+        self._read: dict[str, tuple[str, bool]] = {}  # URL without language -> (first language read, files?)
 
     # -- learning --------------------------------------------------------------------------------------
     def learn(self, a: str, b: str) -> bool:
@@ -155,15 +187,61 @@ class Equivalences:
         """A page read at ``url`` names its language alternates (hreflang -> URL): each is a copy of it in
         that language (unless it is a page read already)."""
         for lang, alternate in alternates.items():
-            if alternate != url and alternate not in self._variants:
-                self._variants[alternate] = (lang, url)
+            if alternate != url and alternate not in self._variants and url not in self._variants:
+                self._variants[alternate] = (lang.lower(), url)
+                self._originals.setdefault(url, False)
 
-    def page_done(self, url: str, reward: int) -> None:
-        """A page's work is done (``reward``: the new files it led to): a language copy's tells whether its
-        language's copies are worth asking for."""
+    def page_links(self, page: str, links: list[str]) -> None:
+        """The links of a page read at ``page``: those to the page in another language by their URL (a
+        language switcher, ``language_pair``) teach the site's language segments. From then on a URL under
+        one (or, for "", under none) whose path without it is a page read in another language is a copy of
+        that page."""
+        for link in links:
+            pair = language_pair(page, link)
+            if pair is not None:
+                self._segments.update(pair)
+        key = self._language_key(page)
+        if key is not None:  # read in this language first (whether it revealed files: ``page_done``)
+            self._read.setdefault(key[1], (key[0], False))
+
+    def _language_key(self, url: str) -> tuple[str, str] | None:
+        """(language, the URL without its language segment) by the segments learned, or None."""
+        if not self._segments:
+            return None
+        origin, path, query = _split(url)
+        end = path.find("/", 1)
+        first = (path[1:] if end < 0 else path[1:end]).lower()
+        if first and first in self._segments:
+            return first, origin + (path[end:] if end >= 0 else "/") + query
+        if "" in self._segments:
+            return "", url
+        return None
+
+    def _copy_of(self, url: str) -> tuple[str, bool | None] | None:
+        """(language, whether its page revealed files: None when not known yet) when ``url`` is a copy of a
+        page in another language (an hreflang alternate of a page read, or a page read under another
+        language segment), else None."""
         variant = self._variants.get(url)
         if variant is not None:
-            seen = self._languages.setdefault(variant[0], [0, 0])
+            return variant[0], self._originals.get(variant[1])
+        key = self._language_key(url)
+        if key is not None:
+            first = self._read.get(key[1])
+            if first is not None and first[0] != key[0]:
+                return key[0], first[1]
+        return None
+
+    def page_done(self, url: str, reward: int) -> None:
+        """A page's work is done (``reward``: the new files it led to): a language copy's, when its page
+        revealed files, tells whether its language's copies are worth asking for."""
+        copy = self._copy_of(url)
+        if url in self._originals:
+            self._originals[url] = reward > 0
+        key = self._language_key(url)
+        if key is not None and self._read.get(key[1], (key[0],))[0] == key[0]:
+            self._read[key[1]] = (key[0], reward > 0)
+        if copy is not None and copy[1]:
+            seen = self._languages.setdefault(copy[0], [0, 0])
             seen[0] += 1
             seen[1] += reward > 0
 
@@ -175,10 +253,10 @@ class Equivalences:
     def defer(self, url: str) -> bool:
         """Whether ``url`` is a language copy to crawl only when nothing else is left: its language's copies
         read so far (enough of them) revealed no file."""
-        variant = self._variants.get(url)
-        if variant is None:
+        copy = self._copy_of(url)
+        if copy is None:
             return False
-        read, fruitful = self._languages.get(variant[0], (0, 0))
+        read, fruitful = self._languages.get(copy[0], (0, 0))
         if read >= _LANGUAGE_SAMPLE and not fruitful:
             self.outcomes[DEFERRED] += 1
             return True
@@ -258,7 +336,9 @@ class Equivalences:
                 "failed": [[h, n, c] for (h, n), c in self._failed.items()],
                 "bodies": self._bodies, "aliases": self._aliases,
                 "rewritten": {k: [v[0], list(v[1])] for k, v in self._rewritten.items()},
-                "variants": {k: list(v) for k, v in self._variants.items()}, "languages": self._languages}
+                "variants": {k: list(v) for k, v in self._variants.items()}, "languages": self._languages,
+                "originals": self._originals, "segments": sorted(self._segments),
+                "read": {k: list(v) for k, v in self._read.items()}}
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {}
@@ -272,3 +352,6 @@ class Equivalences:
         self._rewritten = {str(k): (str(v[0]), tuple(str(x) for x in v[1])) for k, v in state["rewritten"].items()}
         self._variants = {str(k): (str(v[0]), str(v[1])) for k, v in state["variants"].items()}
         self._languages = {str(k): [int(v[0]), int(v[1])] for k, v in state["languages"].items()}
+        self._originals = {str(k): bool(v) for k, v in (state.get("originals") or {}).items()}
+        self._segments = {str(x) for x in state.get("segments") or ()}
+        self._read = {str(k): (str(v[0]), bool(v[1])) for k, v in (state.get("read") or {}).items()}

@@ -228,6 +228,7 @@ class PageReader:
         if isinstance(known, _Remeeting):
             # What the uninterrupted crawl would have earned this page: it found those targets here.
             work.reward += known.met
+        self.equivalences.page_links(page_url, [link.url for link in links])
         for link in links:
             url = self.equivalences.preferred(link.url, self.links)
             if url in self.links or extension(url) in self.config.blocked_extensions:

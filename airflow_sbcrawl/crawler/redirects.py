@@ -32,18 +32,9 @@ class Redirects:
     def next_hop(self, job: Job, resp: Response) -> Job | None:
         """The request for the next hop of a redirect, or None when it is not followed. Raises
         CrawlInterrupted when asking the target's robots.txt hits the budget or a stop."""
-        if job.hops >= self.max_redirects:
-            self.outcomes["too many redirects"] += 1
+        target = self._target(job.url, resp, job.hops, self.outcomes)
+        if target is None:
             return None
-        target = resolve(job.url, resp.location or "")
-        if target is None and too_long(job.url, resp.location or ""):
-            self.outcomes[TOO_LONG] += 1
-            return None
-        # A link may move to a host allowed for files (what it finds there is never read as a page).
-        if target is None or not self.scope.allows_file(target):
-            self.outcomes["redirect out of scope (not followed)"] += 1
-            return None
-        self.equivalences.learn(job.url, target)  # the site's own word that both URLs are one page
         if target in self.links or target in self._asked:
             self.outcomes["redirect to a known URL (not followed)"] += 1
             return None
@@ -52,6 +43,31 @@ class Redirects:
             return None
         self._asked.add(target)
         return replace(job, url=target, host=host_of(target), hops=job.hops + 1)
+
+    def head_hop(self, url: str, resp: Response, hops: int) -> str | None:
+        """Where a HEAD's redirect leads (the URL classifier's first labels, ``labelling``), or None when it
+        is not followed: as a GET's redirect, except that a URL the crawl knows is asked too (a HEAD reads
+        no body, and what is wanted is the label of the link that led there). Not counted in ``outcomes``:
+        the link's GET meets the same redirect and counts it. Raises CrawlInterrupted as ``next_hop``."""
+        target = self._target(url, resp, hops, Counter())
+        return target if target is not None and self.robots.allowed(target) else None
+
+    def _target(self, url: str, resp: Response, hops: int, outcomes: Counter[str]) -> str | None:
+        """The redirect's target when it is in the crawl's scope and within the hop limit (each such redirect
+        teaches ``equivalences`` a pair), else None, the reason counted in ``outcomes``."""
+        if hops >= self.max_redirects:
+            outcomes["too many redirects"] += 1
+            return None
+        target = resolve(url, resp.location or "")
+        if target is None and too_long(url, resp.location or ""):
+            outcomes[TOO_LONG] += 1
+            return None
+        # A link may move to a host allowed for files (what it finds there is never read as a page).
+        if target is None or not self.scope.allows_file(target):
+            outcomes["redirect out of scope (not followed)"] += 1
+            return None
+        self.equivalences.learn(url, target)  # the site's own word that both URLs are one page
+        return target
 
     def answered(self, job: Job) -> None:
         """A hop was answered: its URL joins the link table, placed as the link it was redirected from."""
