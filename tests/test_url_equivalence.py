@@ -423,15 +423,22 @@ def download_site(path: str) -> tuple[int, str, bytes, dict[str, str]]:
     return NOT_FOUND
 
 
-def test_links_that_redirect_to_files_teach_the_classifier_that_their_siblings_are_files(servers, tmp_path):
+def crawl_download_site(servers, tmp_path):
+    """The download site crawled to its end; every file stored. The crawler and its server."""
     from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
-    from airflow_sbcrawl.crawler.classify import url_shape
 
     srv = servers(download_site)
     config = CrawlConfig(f"http://{srv.host}/", delay=0.0, early_stopping=False)
     crawler = Crawler(config, LocalSink(tmp_path), LocalStateStore(tmp_path / "state"))
     summary = crawler.run()
     assert summary.targets == DOWNLOAD_SECTIONS * 6
+    return crawler, srv
+
+
+def test_links_that_redirect_to_files_teach_the_classifier_that_their_siblings_are_files(servers, tmp_path):
+    from airflow_sbcrawl.crawler.classify import url_shape
+
+    crawler, srv = crawl_download_site(servers, tmp_path)
     # The classifier learned the URLs that were linked (/download?id=N), each a file, not only the files they
     # led to: the download links of later sections are then spared the words' veto (``UrlClassifier``).
     # Learning only where the redirects led, it never met a /download?id= URL: it predicted 12 to 72 of the 96
@@ -484,16 +491,10 @@ def test_a_head_that_answers_a_redirect_labels_the_link_by_where_it_leads(server
 
 
 def test_links_that_redirect_do_not_spend_the_first_batch_of_head_requests(servers, tmp_path):
-    from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
-
-    srv = servers(download_site)
-    config = CrawlConfig(f"http://{srv.host}/", delay=0.0, early_stopping=False)
-    crawler = Crawler(config, LocalSink(tmp_path), LocalStateStore(tmp_path / "state"))
-    summary = crawler.run()
-    assert summary.targets == DOWNLOAD_SECTIONS * 6
+    crawler, _ = crawl_download_site(servers, tmp_path)
     # The first batch's download links (HEAD, then their redirect's hop, a CSV) are targets, learned from:
     # the classifier predicts every later one a target. On the code before they were labelled pages and not
     # learned from, and 6-12 later download links were predicted pages in three runs (fetched from the
     # frontier, each in its own turn).
     assert crawler.run_state.confusion["HTML->target"] == 0
-    assert crawler.run_state.confusion["Target->target"] >= summary.targets - 12  # all but the first sections'
+    assert crawler.run_state.confusion["Target->target"] >= DOWNLOAD_SECTIONS * 6 - 12  # all but the first sections'
