@@ -98,7 +98,12 @@ def language_pair(page: str, link: str) -> tuple[str, str] | None:
     two differ only in their first path segment, a language code in each (``/fr/x``, ``/es/x``), or by a
     language code put before the page's path (``/x/`` and ``/en/x/``: "" names the unprefixed language).
     None otherwise. A home page and its top sections (``/``, ``/gdp/``) are not taken for a pair."""
-    origin, path, query = _split(page)
+    return _language_pair(_split(page), link)
+
+
+def _language_pair(page: tuple[str, str, str], link: str) -> tuple[str, str] | None:
+    """``language_pair`` with the page already split (``_split``): a page's links are met against one page."""
+    origin, path, query = page
     origin_link, path_link, query_link = _split(link)
     if origin != origin_link or query != query_link or path == path_link:
         return None
@@ -196,8 +201,9 @@ class Equivalences:
         language switcher, ``language_pair``) teach the site's language segments. From then on a URL under
         one (or, for "", under none) whose path without it is a page read in another language is a copy of
         that page."""
+        parts = _split(page)
         for link in links:
-            pair = language_pair(page, link)
+            pair = _language_pair(parts, link)
             if pair is not None:
                 self._segments.update(pair)
         key = self._language_key(page)
@@ -217,14 +223,13 @@ class Equivalences:
             return "", url
         return None
 
-    def _copy_of(self, url: str) -> tuple[str, bool | None] | None:
+    def _copy_of(self, url: str, key: tuple[str, str] | None) -> tuple[str, bool | None] | None:
         """(language, whether its page revealed files: None when not known yet) when ``url`` is a copy of a
         page in another language (an hreflang alternate of a page read, or a page read under another
-        language segment), else None."""
+        language segment), else None. ``key``: the URL's ``_language_key``."""
         variant = self._variants.get(url)
         if variant is not None:
             return variant[0], self._originals.get(variant[1])
-        key = self._language_key(url)
         if key is not None:
             first = self._read.get(key[1])
             if first is not None and first[0] != key[0]:
@@ -234,10 +239,10 @@ class Equivalences:
     def page_done(self, url: str, reward: int) -> None:
         """A page's work is done (``reward``: the new files it led to): a language copy's, when its page
         revealed files, tells whether its language's copies are worth asking for."""
-        copy = self._copy_of(url)
+        key = self._language_key(url)
+        copy = self._copy_of(url, key)
         if url in self._originals:
             self._originals[url] = reward > 0
-        key = self._language_key(url)
         if key is not None and self._read.get(key[1], (key[0],))[0] == key[0]:
             self._read[key[1]] = (key[0], reward > 0)
         if copy is not None and copy[1]:
@@ -253,7 +258,7 @@ class Equivalences:
     def defer(self, url: str) -> bool:
         """Whether ``url`` is a language copy to crawl only when nothing else is left: its language's copies
         read so far (enough of them) revealed no file."""
-        copy = self._copy_of(url)
+        copy = self._copy_of(url, self._language_key(url))
         if copy is None:
             return False
         read, fruitful = self._languages.get(copy[0], (0, 0))

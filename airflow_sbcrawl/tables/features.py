@@ -278,14 +278,15 @@ def _bmp_case() -> tuple[np.ndarray, np.ndarray]:
     return _BMP_CASE[0], _BMP_CASE[1]
 
 
-def _case_counts(picked: list[str], chars: np.ndarray, letter: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Letters and capitals of each of the ``picked`` texts, whose characters (as codes) are ``chars``:
-    looked up in the tables and summed per text from cumulative counts."""
+def _case_shares(picked: list[str], chars: np.ndarray, letter: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Share of capitals among the letters of each of the ``picked`` texts (0 without letters), whose
+    characters (as codes) are ``chars``: looked up in the tables and summed per text from cumulative counts."""
     ends = np.cumsum(np.fromiter(map(len, picked), dtype=np.intp, count=len(picked)))
     bounds = np.concatenate([[0], ends])
     letters = np.concatenate([[0], np.cumsum(letter[chars])])[bounds]
     capitals = np.concatenate([[0], np.cumsum(upper[chars])])[bounds]
-    return np.diff(letters), np.diff(capitals)
+    n_letters = np.diff(letters)
+    return np.where(n_letters > 0, np.diff(capitals) / np.maximum(n_letters, 1), 0.0)
 
 
 def _upper_shares(joined: list[str]) -> np.ndarray:
@@ -300,17 +301,13 @@ def _upper_shares(joined: list[str]) -> np.ndarray:
     picked = list(itertools.compress(joined, ascii_texts))
     if picked:
         chars = np.frombuffer("".join(picked).encode("ascii"), dtype=np.uint8)
-        n_letters, n_upper = _case_counts(picked, chars, _ASCII_LETTER, _ASCII_UPPER)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[ascii_texts] = np.where(n_letters > 0, n_upper / np.maximum(n_letters, 1), 0.0)
+        out[ascii_texts] = _case_shares(picked, chars, _ASCII_LETTER, _ASCII_UPPER)
     others = np.flatnonzero(~ascii_texts)
     if len(others):
         picked = [joined[k] for k in others.tolist()]
         chars = np.frombuffer("".join(picked).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         if (chars < 0x10000).all():
-            n_letters, n_upper = _case_counts(picked, chars, *_bmp_case())
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[others] = np.where(n_letters > 0, n_upper / np.maximum(n_letters, 1), 0.0)
+            out[others] = _case_shares(picked, chars, *_bmp_case())
         else:
             for k, text in zip(others.tolist(), picked, strict=True):
                 letters = "".join(filter(str.isalpha, text))
