@@ -19,6 +19,7 @@ else the previous one's notes.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from importlib import resources
@@ -284,6 +285,19 @@ def rule_headers(tables: list[tuple[int, int, int, int]], classes: list[str], ru
                 for i in range(a, learned[0]):
                     out[i] = "header"
                 top, first = min(top, a), a
+            elif learned is not None and learned[0] <= a <= learned[1] < b and all(
+                    _numbers_columns(text[i], kinds[i]) for i in range(learned[1] + 1, b + 1)):
+                # the rules' header ends lower: its last lines number the columns ("Nr. | | 1 | 2 ... 53",
+                # calendar weeks), figures that the role model reads as a body line, so that every column
+                # lost its name. Lines of one text above the rules' header are then its titles (a title
+                # may be repeated over each printed page's width)
+                for i in range(learned[1] + 1, b + 1):
+                    out[i] = "header"
+                above = [i for i in range(first, a) if out[i] != "empty"]
+                if above and all(len({c for c in text[i] if c}) == 1 for i in above):
+                    for i in above:
+                        out[i] = "metadata"
+                    first = a
             elif (learned is None or a > learned[1]) and first <= a and not figures[first : b + 1].any():
                 for i in range(first, a):
                     if out[i] != "empty":
@@ -568,6 +582,16 @@ def _split_repeated(tables: list[tuple[int, int, int, int]], classes: list[str],
             top, first = new_top, i
         out.append((top, first, last, bottom))
     return out
+
+
+def _numbers_columns(row: list[str], kinds: np.ndarray) -> bool:
+    """Whether a line's figures number its columns: 1, 2, 3 ... left to right (three at least), words
+    around them allowed ("Nr. | | unter … Jahren | 1 | 2 ... 53")."""
+    figures = [row[j] for j in np.flatnonzero((kinds == NUMBER) | (kinds == MARKER)).tolist()]
+    if len(figures) < 3 or not all(c.isdigit() for c in figures):
+        return False
+    numbers = [int(c) for c in figures]
+    return all(b == a + 1 for a, b in itertools.pairwise(numbers))
 
 
 def _header_run(classes: list[str], first: int, last: int) -> tuple[int, int] | None:
