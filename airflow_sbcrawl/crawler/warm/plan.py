@@ -159,7 +159,9 @@ class RevisitPlan:
         if link in self._done:
             return None
         if tier is Tier.REVISIT:
-            gain = self._gain(link)
+            # A listing whose rows led to no datasets last time (``MemoryIndex.barren``) settles nothing
+            # worth its request: a leaf, revisited last and only as far as the sample goes.
+            gain = 0 if link in self.index.barren else self._gain(link)
             return (Tier.REVISIT, gain) if gain else (Tier.LEAF, 0)
         if link in self.index.known and self.changes.answered(link):
             return None
