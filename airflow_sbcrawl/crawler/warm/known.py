@@ -96,6 +96,8 @@ class MemoryIndex:
         catalogue's rows: the catalogue holds them; a page with no row of its own is left where its gain
         puts it). Told by what the rows led to, not by the URL: revisiting these pages settles nothing and
         finds nothing, so they go with the leaves."""
+        if not self.known:  # (a memory without datasets tells no listing from another)
+            return set()
         productive = {page for page, items in self.listing.items() if any(i in self.known for i in items)}
         todo = list(productive)
         while todo:  # the pages from which a known dataset is reached, walking the rows back
