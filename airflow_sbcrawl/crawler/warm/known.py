@@ -95,7 +95,7 @@ class MemoryIndex:
         holds; nor does a row that another page describes too (a facet's search results repeat the
         catalogue's rows: the catalogue holds them; a page with no row of its own is left where its gain
         puts it). Told by what the rows led to, not by the URL: revisiting these pages settles nothing and
-        finds nothing, so they go with the leaves."""
+        finds nothing, so the plan revisits them last (``Tier.BARREN``)."""
         if not self.known:  # (a memory without datasets tells no listing from another)
             return set()
         productive = {page for page, items in self.listing.items() if any(i in self.known for i in items)}

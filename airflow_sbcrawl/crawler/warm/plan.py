@@ -18,10 +18,11 @@ is not known before it is read), and a request spent on one of those now would b
 Links the last runs met already are held back from the policy (``claim``) until the plan is done.
 
 Checks in proportion to change. What the memory says is unchanged (the revisits by gain, the checks of
-datasets nothing vouched for, the leaves, the datasets checked "to be sure", the links the last runs read
-already) is not asked item by item: a sample is, the best first, sized by the change rate the site has
-shown (``change_rate``: its last runs and what this run saw so far of the known pages and datasets), and a
-sample that finds changes raises the rate and so widens the check. What the pages showed as new or changed
+datasets nothing vouched for, the leaves, the datasets checked "to be sure", the listings whose rows led
+to no datasets, the links the last runs read already) is not asked item by item: a sample is, the best
+first, sized by the change rate the site has shown (``change_rate``: its last runs and what this run saw so
+far of the known pages and datasets), and a sample that finds changes raises the rate and so widens the
+check. What the pages showed as new or changed
 (``Tier.NEW`` to ``Tier.UNLISTED``) is always asked. What is left unasked is *estimated* unchanged;
 ``settled`` says how much was verified.
 """
@@ -185,7 +186,7 @@ class RevisitPlan:
     def _on_claim(self, link: int) -> int:
         """1 for a known file that only a sitemap's ``<lastmod>`` vouched for (its page's, ``page_vouched``),
         0 for one a server's answer vouched for (a row as it was on a page read, a 304). Of the files
-        checked "to be sure", the first go first: a sitemap plugin misses changes (on deep-sitemap a fifth
+        checked "to be sure", those with 1 go first: a sitemap plugin misses changes (on deep-sitemap a fifth
         of the lastmods are stale), a page read as it was does not, and a file that changed behind a stale
         lastmod was found only at the end of the checks (deep-sitemap seed 1, one request at a time: the
         last tenth of the new and changed files after ~770 checks answering 304)."""
