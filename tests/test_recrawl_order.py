@@ -432,3 +432,32 @@ def test_a_file_that_looks_moved_is_checked_after_the_revisits(tmp_path):
     # the move's conditional GET (a 304 most likely) waits until the pages that may show what changed are read
     assert order.count(moved) == 1
     assert order.index(moved) > max(order.index(SITE + f"d/{i}") for i in (2, 3))
+
+
+def _sure_checks(plan: RevisitPlan) -> list[str]:
+    """The files of d/1 and d/2 in the order the plan checks them from here on (every page as it was
+    meanwhile; d/3's, which nothing vouched for, are checked before them)."""
+    return [url for url in _revisits(plan) if url.startswith((SITE + "f/1", SITE + "f/2"))]
+
+
+def test_files_only_a_sitemaps_lastmod_vouched_for_are_checked_first_of_those_checked_to_be_sure(tmp_path):
+    # d/2 settled by its sitemap's <lastmod> (a plugin's claim, stale a fifth of the time on deep-sitemap),
+    # d/1 by its own 304 (the server's word): of their files, checked "to be sure", d/2's go first
+    _, plan = _warm(tmp_path)
+    assert plan.page_vouched(SITE + "d/2")
+    plan.page_unchanged(SITE + "d/1")
+    assert _sure_checks(plan) == [SITE + "f/2a.csv", SITE + "f/2b.csv", SITE + "f/1a.csv", SITE + "f/1b.csv"]
+    # a page read as it was takes the claim's place: the server vouched for it since
+    _, plan = _warm(tmp_path / "read")
+    assert plan.page_vouched(SITE + "d/2")
+    plan.page_unchanged(SITE + "d/2")
+    plan.page_unchanged(SITE + "d/1")
+    assert _sure_checks(plan)[:2] == [SITE + "f/1a.csv", SITE + "f/1b.csv"]
+
+
+def test_a_resumed_warm_crawl_keeps_which_pages_only_a_lastmod_vouched_for(tmp_path):
+    crawler, plan = _warm(tmp_path)
+    assert plan.page_vouched(SITE + "d/2")
+    plan.page_unchanged(SITE + "d/1")
+    twin = _resumed(crawler, plan, release=lambda links: None)
+    assert _sure_checks(twin)[:2] == [SITE + "f/2a.csv", SITE + "f/2b.csv"]

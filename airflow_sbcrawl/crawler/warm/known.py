@@ -65,6 +65,7 @@ class MemoryIndex:
         for page, item in self.described:
             self.described_by.setdefault(item, []).append(page)
         self.lists = {page for page, item in self.described if item in self.pages}
+        self.barren = self._barren()
         self.clock = _site_clock(memory)
         self.paths = _productive_paths(memory)
         self.seen = set(memory.seen_urls.tolist())  # keys of the URLs the last runs met
@@ -85,6 +86,36 @@ class MemoryIndex:
                     if listers or not self.describers_kept:  # a memory from before describers were kept
                         described.add((page, item))
         return out, described
+
+    def _barren(self) -> set[int]:
+        """The listing pages whose rows led to no datasets last time: fewer than half the pages they
+        described lead to a known dataset, through the rows of those pages in turn (a catalogue's facet
+        pages, whose rows are other facet pages; a listing of news articles). A row back to a page on the
+        way to this one (a breadcrumb to the home page) does not count: it says nothing of what the listing
+        holds; nor does a row that another page describes too (a facet's search results repeat the
+        catalogue's rows: the catalogue holds them; a page with no row of its own is left where its gain
+        puts it). Told by what the rows led to, not by the URL: revisiting these pages settles nothing and
+        finds nothing, so the plan revisits them last (``Tier.BARREN``)."""
+        if not self.known:  # (a memory without datasets tells no listing from another)
+            return set()
+        productive = {page for page, items in self.listing.items() if any(i in self.known for i in items)}
+        todo = list(productive)
+        while todo:  # the pages from which a known dataset is reached, walking the rows back
+            for page in self.described_by.get(todo.pop(), ()):
+                if page not in productive:
+                    productive.add(page)
+                    todo.append(page)
+        parent, barren = self.links.parent, set()
+        for page in self.lists:
+            above, at = set(), parent[page]
+            while at >= 0 and at not in above:
+                above.add(at)
+                at = parent[at]
+            rows = [i for i in self.listing.get(page, ()) if (page, i) in self.described and i not in above
+                    and len(self.described_by[i]) == 1]
+            if 2 * sum(i in self.known or i in productive for i in rows) < len(rows):
+                barren.add(page)
+        return barren
 
     def contexts(self, link_id: int) -> set[str]:
         """Hashes of the contexts the last runs saw a known page or dataset in."""
