@@ -109,6 +109,18 @@ def test_upper_shares_count_letters_as_str_methods_do():
     assert shares[0] == 1.0 and shares[1] == 0.2 and shares[3] == 0.0
 
 
+def test_upper_shares_of_random_ascii_texts_count_as_str_methods_do():
+    # every ASCII character, control characters and the empty text included, in texts of 0-60 characters
+    rng = np.random.default_rng(8)
+    texts = ["".join(map(chr, rng.integers(0, 128, rng.integers(0, 60)))) for _ in range(400)]
+    texts += ["".join(map(chr, range(128))), "ABC", "abc", "!?"]
+    shares = _upper_shares(texts).tolist()
+    for text, share in zip(texts, shares, strict=True):
+        letters = [c for c in text if c.isalpha()]
+        assert share == (sum(c.isupper() for c in letters) / len(letters) if letters else 0.0), text
+    assert shares[-3:] == [1.0, 0.0, 0.0]
+
+
 def test_upper_shares_beyond_ascii_count_as_str_methods_do():
     # every BMP letter class at once, a lone surrogate, and a text beyond the BMP (counted one by one)
     bmp = ["".join(map(chr, range(start, start + 4096))) for start in range(0, 0x10000, 4096)]
