@@ -109,6 +109,18 @@ def test_upper_shares_count_letters_as_str_methods_do():
     assert shares[0] == 1.0 and shares[1] == 0.2 and shares[3] == 0.0
 
 
+def test_upper_shares_of_random_ascii_texts_count_as_str_methods_do():
+    # every ASCII character, control characters and the empty text included, in texts of 0-60 characters
+    rng = np.random.default_rng(8)
+    texts = ["".join(map(chr, rng.integers(0, 128, rng.integers(0, 60)))) for _ in range(400)]
+    texts += ["".join(map(chr, range(128))), "ABC", "abc", "!?"]
+    shares = _upper_shares(texts).tolist()
+    for text, share in zip(texts, shares, strict=True):
+        letters = [c for c in text if c.isalpha()]
+        assert share == (sum(c.isupper() for c in letters) / len(letters) if letters else 0.0), text
+    assert shares[-3:] == [1.0, 0.0, 0.0]
+
+
 def test_upper_shares_beyond_ascii_count_as_str_methods_do():
     # every BMP letter class at once, a lone surrogate, and a text beyond the BMP (counted one by one)
     bmp = ["".join(map(chr, range(start, start + 4096))) for start in range(0, 0x10000, 4096)]
@@ -253,3 +265,26 @@ def test_total_columns_equal_the_loop_over_columns_and_runs():
         assert total_columns(parts) == expected, parts
         found += bool(expected)
     assert found > 50  # the sums planted are found, not only columns that are no sum
+
+
+def test_a_bodys_keys_are_counted_once_and_as_a_plain_list_counts_them():
+    """``duplicates`` and ``key_warnings`` read a Body's keys counted once; the figures are those of the
+    same observations in a plain list, and a copy with other line classes (``same_keys``) keeps them."""
+    from airflow_sbcrawl.tables.body import Body, duplicates, key_warnings
+    from airflow_sbcrawl.tables.model import Observation
+
+    def obs(row: int, col: int, labels: tuple[str, ...], path: tuple[str, ...]) -> Observation:
+        return Observation(row, col, labels, path, "1", 1.0, "ok", "data", "")
+
+    plain = [obs(1, 1, ("Men",), ("2019",)), obs(1, 2, ("Men",), ("2019",)), obs(2, 1, ("Women",), ("2019",)),
+             obs(3, 1, (), ("2020",)), obs(4, 1, (), ("2020",)), obs(4, 2, (), ("2020",))]
+    body = Body(plain)
+    assert duplicates(body) == duplicates(plain) == 5
+    assert key_warnings(body) == key_warnings(plain) and "5 of 6 observations share 2 keys" in key_warnings(body)[0]
+    assert body.key_counts() is body.key_counts()  # counted once
+    derived = body.same_keys(o._replace(line_class="derived") for o in body)
+    assert [o.line_class for o in derived] == ["derived"] * 6
+    assert duplicates(derived) == 5 and key_warnings(derived) == key_warnings(body)
+    unique = Body(plain[:1])
+    unique.unique = True
+    assert duplicates(unique) == 0 and key_warnings(unique) == [] and unique.same_keys(plain[:1]).unique

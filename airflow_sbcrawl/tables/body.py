@@ -642,24 +642,44 @@ def _group_style(text: str) -> str:
 
 class Body(list):
     """A table's observations, and whether their keys are known to be unique (``observations`` knows it
-    from its lines' labels and its columns' paths)."""
+    from its lines' labels and its columns' paths).
+
+    The keys are counted once (``key_counts``): a table's readings are compared by their shared keys
+    several times (``duplicates``, then ``key_warnings``). A Body is not changed once built.
+    """
 
     unique = False
+    _counts: Counter | None = None
+
+    def key_counts(self) -> Counter:
+        """How many observations have each key (row labels, column path)."""
+        if self._counts is None:
+            self._counts = Counter((o.row_labels, o.column_path) for o in self)
+        return self._counts
+
+    def same_keys(self, observations: Iterable[Observation]) -> Body:
+        """``observations``, each with the key of this one's at its place (their line classes changed)."""
+        out = Body(observations)
+        out.unique, out._counts = self.unique, self._counts
+        return out
+
+
+def _key_counts(obs: list[Observation]) -> Counter:
+    return obs.key_counts() if isinstance(obs, Body) else Counter((o.row_labels, o.column_path) for o in obs)
 
 
 def duplicates(obs: list[Observation]) -> int:
     """How many observations share their key with another one of the table."""
     if getattr(obs, "unique", False):
         return 0
-    keys = Counter((o.row_labels, o.column_path) for o in obs)
-    return sum(c for c in keys.values() if c > 1)
+    return sum(c for c in _key_counts(obs).values() if c > 1)
 
 
 def key_warnings(obs: list[Observation]) -> list[str]:
     """Why the table's keys do not tell its observations apart, or nothing when every key is unique."""
     if getattr(obs, "unique", False):
         return []
-    keys = Counter((o.row_labels, o.column_path) for o in obs)
+    keys = _key_counts(obs)
     shared = {k: c for k, c in keys.items() if c > 1}
     if not shared:
         return []

@@ -190,9 +190,8 @@ def build_table(
         found = total_columns(values[np.ix_(body, columns.values)])
         totals = {columns.values[k] + col_offset for k in found}
         if totals:
-            unique = getattr(obs, "unique", False)
-            obs = Body(o._replace(line_class="derived") if o.col in totals else o for o in obs)
-            obs.unique = unique
+            derived = (o._replace(line_class="derived") if o.col in totals else o for o in obs)
+            obs = obs.same_keys(derived) if isinstance(obs, Body) else Body(derived)
     notes = [" ".join(c.strip() for c in rows[i] if c.strip()) for i in lines if classes[i] == "notes"]
     conf = float(proba[used].max(axis=1).mean()) if used else 0.0
     return DetectedTable(

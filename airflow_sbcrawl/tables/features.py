@@ -261,10 +261,8 @@ class _Caseless:
         return out
 
 
-_ASCII_LETTER = np.zeros(256, dtype=np.intp)
-_ASCII_LETTER[np.frombuffer(string.ascii_letters.encode(), dtype=np.uint8)] = 1
-_ASCII_UPPER = np.zeros(256, dtype=np.intp)
-_ASCII_UPPER[np.frombuffer(string.ascii_uppercase.encode(), dtype=np.uint8)] = 1
+_ASCII_LETTERS = string.ascii_letters.encode()
+_ASCII_CAPITALS = string.ascii_uppercase.encode()
 _BMP_CASE: list[np.ndarray] = []  # letters and capitals of the Basic Multilingual Plane, made on first use
 
 
@@ -289,19 +287,25 @@ def _case_shares(picked: list[str], chars: np.ndarray, letter: np.ndarray, upper
     return np.where(n_letters > 0, np.diff(capitals) / np.maximum(n_letters, 1), 0.0)
 
 
+def _ascii_case_share(text: str) -> float:
+    """``_upper_shares`` of one ASCII text: its letters and capitals counted by the bytes that deleting
+    them removes (``bytes.translate`` runs in C, without a numpy call per sheet of a few lines)."""
+    raw = text.encode("ascii")
+    letters = len(raw) - len(raw.translate(None, _ASCII_LETTERS))
+    return (len(raw) - len(raw.translate(None, _ASCII_CAPITALS))) / letters if letters else 0.0
+
+
 def _upper_shares(joined: list[str]) -> np.ndarray:
     """Share of upper-case letters among the letters of each text (0 without letters).
 
-    Texts are counted together, not character by character in Python: ASCII texts (nearly all) as bytes
-    looked up in 256-entry tables; the others as UTF-32 code points in tables of the BMP; a text with a
-    character beyond it (rare) one by one.
+    Texts are counted in C, not character by character in Python: ASCII texts (nearly all) as bytes; the
+    others as UTF-32 code points looked up in tables of the BMP; a text with a character beyond it (rare)
+    one by one.
     """
     out = np.zeros(len(joined))
     ascii_texts = np.fromiter(map(str.isascii, joined), dtype=bool, count=len(joined))
-    picked = list(itertools.compress(joined, ascii_texts))
-    if picked:
-        chars = np.frombuffer("".join(picked).encode("ascii"), dtype=np.uint8)
-        out[ascii_texts] = _case_shares(picked, chars, _ASCII_LETTER, _ASCII_UPPER)
+    if ascii_texts.any():
+        out[ascii_texts] = list(map(_ascii_case_share, itertools.compress(joined, ascii_texts)))
     others = np.flatnonzero(~ascii_texts)
     if len(others):
         picked = [joined[k] for k in others.tolist()]
