@@ -45,6 +45,20 @@ def test_the_text_beside_a_link_is_its_row_and_a_menu_item_has_none():
     assert all(link.row == "" for link in extract_links(GOAL_PAGE, "http://h.example/", rows=False))
 
 
+LONG_NAME = ("Proportion of the population living below the international poverty line by sex, age, "
+             "employment status and geographic location (urban/rural)")  # 140 characters, past the anchor's 120
+
+
+def test_a_long_anchor_still_finds_the_status_beside_it():
+    page = GOAL_PAGE.replace(b"Population below the poverty line", LONG_NAME.encode())
+    links = {link.url.rpartition("/h.example")[2]: link for link in extract_links(page, "http://h.example/")}
+    assert links["/1-1-1/"].anchor == LONG_NAME[:120]
+    # The element holding the name alone says nothing more than the link: not the name's tail ("(urban/rural)").
+    assert links["/1-1-1/"].row == "Reported online"
+    long_row = GOAL_PAGE.replace(b"Reported online", b"Reported online " + b"x" * 400)
+    assert len(extract_links(long_row, "http://h.example/")[0].row) == 300  # the row is still cut
+
+
 def _heading_page(slug: str) -> bytes:
     return (f'<html><body><div id="main-content"><h2 id="{slug}"><a href="/doc/{slug}/">Report</a></h2>'
             f'</div></body></html>').encode()
@@ -303,3 +317,30 @@ def test_a_crawl_orders_indicators_of_templates_of_their_own_by_their_words(tmp_
     # without data are drawn among the 30 with; across the action's templates, only those met early.
     assert wasted["template"] >= 20, wasted
     assert wasted["action"] <= 10, wasted
+
+
+def _status_site(n: int, seed: int = 7) -> dict[str, bytes]:
+    """``_indicator_site`` as an SDG platform lays it out: each indicator's long name is its anchor, and its
+    status sits beside the link, in the row."""
+    paid = set(random.Random(seed).sample(range(n), n // 2))
+    rows = "".join(
+        f'<div class="row"><div class="col"><span class="name"><a href="/ind/{i}/">{LONG_NAME} ({i})</a></span>'
+        f'<ul class="tags"><li>{"Reported online" if i in paid else "Exploring data sources"}</li></ul></div></div>'
+        for i in range(n))
+    pages = _indicator_site(n, seed)
+    pages["/"] = f"<html><body><div id='main'>{rows}</div></body></html>".encode()
+    return pages
+
+
+def test_a_crawl_learns_the_status_beside_long_indicator_names(tmp_path):
+    with _SiteServer(_status_site(60)) as server:
+        config = CrawlConfig(server.url, delay=0.0, concurrency=1, max_requests=400, link_context=("row",))
+        Crawler(config, LocalSink(tmp_path), LocalStateStore(tmp_path / "state")).run()
+        log = list(server.log)
+    assert sum(path.endswith(".csv") for path in log) == 30
+    last = max(i for i, path in enumerate(log) if path.endswith(".csv"))
+    with_data = {f"/ind/{p.split('/')[2].split('.')[0]}/" for p in log if p.endswith(".csv")}
+    wasted = sum(1 for path in log[:last] if path.startswith("/ind/") and path not in with_data)
+    # Read from the row, the status orders the indicators; read as the name's tail, it tells nothing (30
+    # pages without data drawn among the 30 with).
+    assert wasted <= 10, wasted
