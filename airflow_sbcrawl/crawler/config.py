@@ -71,7 +71,8 @@ class CrawlConfig:
     # from to order the links of one action (see linktext); empty = none.
     link_context: tuple[str, ...] = ("anchor", "title", "row", "url")
     # Where the link text model orders links: "template" = within the URL template the bandits chose;
-    # "action" = also across an action's templates while none of them has paid (see policies.sb).
+    # "action" = also across an action's templates where the bandits cannot tell them apart (none has paid,
+    # or several were never tried); see policies.sb. Off: it did not help on the development sites.
     link_text_scope: str = "template"
     # Online URL classifier (§3.3): batch size b, first batch labelled by HEAD requests.
     batch_size: int = 10

@@ -166,7 +166,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     has seen pages of both kinds, a template's next link is the best of a random sample of each level of its
     links, by level plus ``_TEXT_WEIGHT`` times the model's log-odds (the log-odds in levels: a link's
     expected credit is its parent's times the chance its page pays); before, the draw is the uniform one
-    above.
+    above. With ``link_text_scope`` "action" (off by default) the same ranking also picks between the
+    templates the bandits cannot tell apart (``_take_across``).
 
     Files the classifier missed. A link is labelled once, when its page is read; links read while the
     classifier was young (a catalogue page of 400 files met in the first hundred pages) wait in the
