@@ -30,6 +30,7 @@ def parse_size(text: str) -> int:
 
 
 def _crawl_parser(sub: argparse._SubParsersAction) -> None:
+    from airflow_sbcrawl.crawler.linktext import SCOPES as LINK_TEXT_SCOPES
     from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, WITHOUT_TRUTH
 
     p = sub.add_parser("crawl", help="crawl one site for its data files into a local folder", epilog=(
@@ -61,6 +62,9 @@ def _crawl_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--link-context", metavar="PARTS",
                    help="comma-separated parts of a link whose words the default policy learns from to order "
                         "links (anchor, title, row, url; default all of them; 'none' for none)")
+    p.add_argument("--link-text-scope", choices=LINK_TEXT_SCOPES, default=None,
+                   help="where the link words order links: within the URL template the bandits chose, or "
+                        "also across the templates of an action none of which has paid yet")
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for sites you own)")
     p.add_argument("--no-early-stopping", action="store_true")
     p.add_argument("--no-sitemaps", action="store_true",
@@ -125,6 +129,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         if args.link_context is not None:
             parts = [] if args.link_context == "none" else args.link_context.split(",")
             options["link_context"] = tuple(part.strip() for part in parts if part.strip())
+        if args.link_text_scope is not None:
+            options["link_text_scope"] = args.link_text_scope
         config = CrawlConfig(
             start_url=args.url, max_requests=args.max_requests, max_bytes=args.max_bytes, delay=args.delay,
             concurrency=args.concurrency, polite_per_address=not args.delay_per_host_name,

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from sbcrawl_dev.bench.harness import HarnessRun, gap_closed, main, summarise
+from sbcrawl_dev.bench.harness import HarnessRun, crawl_args, gap_closed, main, summarise
 
 
 def _run(profile: str, policy: str, pct: float, requests: int = 100, missing: int = 0) -> HarnessRun:
@@ -34,6 +34,19 @@ def test_harness_runs_the_cli_against_a_served_site(tmp_path, eval_dir):
     assert run["missing_from_outputs"] == 0 and run["targets_retrieved"] > 0
     assert math.isfinite(run["pct_to_90"]) and run["pct_to_90"] < run["bfs_pct"] * 1.5
     assert "mean gap" in (tmp_path / "table.md").read_text()
+
+
+def test_serial_gives_every_crawl_one_request_at_a_time(tmp_path, eval_dir):
+    """``--serial`` (to compare two codes decision for decision) reaches the command the harness ran; a later
+    ``--concurrency`` in ``--extra-args`` still wins."""
+    assert crawl_args("--seed 3", serial=False) == "--seed 3"
+    assert crawl_args("--concurrency 4", serial=True) == "--concurrency 1 --concurrency 4"
+    kept = tmp_path / "kept"
+    assert main(["--eval-dir", str(eval_dir), "--profiles", "dev-catalogue", "--seeds", "1", "--scale", "0.1",
+                 "--policies", "default", "--jobs", "1", "--serial", "--keep-json", str(kept)]) == 0
+    result = json.loads((kept / "dev-catalogue-s1-default.json").read_text())
+    assert "--concurrency 1" in result["run"]["cmd"] and result["run"]["exit_code"] == 0
+    assert result["crawler"]["targets_retrieved"] > 0
 
 
 def test_without_a_harness_its_tests_skip_and_say_why(tmp_path):

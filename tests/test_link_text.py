@@ -45,6 +45,20 @@ def test_the_text_beside_a_link_is_its_row_and_a_menu_item_has_none():
     assert all(link.row == "" for link in extract_links(GOAL_PAGE, "http://h.example/", rows=False))
 
 
+LONG_NAME = ("Proportion of the population living below the international poverty line by sex, age, "
+             "employment status and geographic location (urban/rural)")  # 140 characters, past the anchor's 120
+
+
+def test_a_long_anchor_still_finds_the_status_beside_it():
+    page = GOAL_PAGE.replace(b"Population below the poverty line", LONG_NAME.encode())
+    links = {link.url.rpartition("/h.example")[2]: link for link in extract_links(page, "http://h.example/")}
+    assert links["/1-1-1/"].anchor == LONG_NAME[:120]
+    # The element holding the name alone says nothing more than the link: not the name's tail ("(urban/rural)").
+    assert links["/1-1-1/"].row == "Reported online"
+    long_row = GOAL_PAGE.replace(b"Reported online", b"Reported online " + b"x" * 400)
+    assert len(extract_links(long_row, "http://h.example/")[0].row) == 300  # the row is still cut
+
+
 def _heading_page(slug: str) -> bytes:
     return (f'<html><body><div id="main-content"><h2 id="{slug}"><a href="/doc/{slug}/">Report</a></h2>'
             f'</div></body></html>').encode()
@@ -241,3 +255,92 @@ def test_the_default_drought_rule_stops_a_small_site_soon_after_its_last_dataset
             stopped_at = page
             break
     assert stopped_at is not None and 150 < stopped_at <= 150 + 80
+
+
+# -- link_text_scope "action": the text also chooses between an action's templates -----------------------
+def _slug(i: int) -> str:
+    """A slug without digits (digits are masked in URL templates): 0 -> 'aa', 27 -> 'bb'."""
+    return chr(97 + i // 26) + chr(97 + i % 26)
+
+
+@pytest.mark.parametrize("scope", ["template", "action"])
+def test_templates_the_bandits_cannot_tell_apart_are_chosen_by_their_link_text(scope):
+    # Six pages of one list teach the words; then another list, each link in a template of its own
+    # (a top-level slug), 5 of 40 saying "Reported online". Nothing tells those templates apart but the text.
+    config = CrawlConfig(start_url="http://h.example/", link_text_scope=scope)
+    policy = CreditedBanditPolicy(config, np.random.default_rng(0))
+    policy.add(_links(0, [i % 2 == 0 for i in range(6)]))
+    for _ in range(6):
+        link = policy.next()
+        policy.feedback(link, 2 if link % 2 == 0 else 0)
+    assert policy.text.trained and len(policy) == 0
+    good = set(range(100, 140, 8))
+    policy.add([NewLink(i, f"http://h.example/ind-{_slug(i)}/", "html body table tbody tr td a",
+                        "Reported online" if i in good else "Exploring data sources", 1) for i in range(100, 140)])
+    following = []
+    for _ in range(5):
+        link = policy.next()
+        following.append(link in good)
+        policy.feedback(link, 2 if link in good else 0)
+    if scope == "action":
+        assert all(following)  # first the untried action, then its untried templates, by their words
+    else:  # a never-tried template is drawn at random: about 5/40 of them well worded
+        assert sum(following) <= 2
+
+
+def _slug_site(n: int, seed: int = 7) -> dict[str, bytes]:
+    """``_indicator_site`` with each indicator at a top-level slug of its own (``/ind-ab/``): a URL template
+    per indicator, so the text within a template has nothing to order."""
+    pages = _indicator_site(n, seed)
+    renamed = {}
+    for path, body in pages.items():
+        for i in range(n):
+            body = body.replace(f'"/ind/{i}/"'.encode(), f'"/ind-{_slug(i)}/"'.encode())
+        if path.startswith("/ind/"):
+            path = f"/ind-{_slug(int(path.split('/')[2]))}/"
+        renamed[path] = body
+    return renamed
+
+
+def test_a_crawl_orders_indicators_of_templates_of_their_own_by_their_words(tmp_path):
+    wasted = {}
+    for scope in ("template", "action"):
+        with _SiteServer(_slug_site(60)) as server:
+            config = CrawlConfig(server.url, delay=0.0, concurrency=1, max_requests=400, link_text_scope=scope)
+            Crawler(config, LocalSink(tmp_path / scope), LocalStateStore(tmp_path / scope / "state")).run()
+            log = list(server.log)
+        assert sum(path.endswith(".csv") for path in log) == 30  # every file, either way
+        last = max(i for i, path in enumerate(log) if path.endswith(".csv"))
+        with_data = {f"/ind-{_slug(int(p.split('/')[2].split('.')[0]))}/" for p in log if p.endswith(".csv")}
+        wasted[scope] = sum(1 for p in log[:last] if p.startswith("/ind-") and p not in with_data)
+    # One template per indicator: within a template there is nothing to order, so by template the 30 pages
+    # without data are drawn among the 30 with; across the action's templates, only those met early.
+    assert wasted["template"] >= 20, wasted
+    assert wasted["action"] <= 10, wasted
+
+
+def _status_site(n: int, seed: int = 7) -> dict[str, bytes]:
+    """``_indicator_site`` as an SDG platform lays it out: each indicator's long name is its anchor, and its
+    status sits beside the link, in the row."""
+    paid = set(random.Random(seed).sample(range(n), n // 2))
+    rows = "".join(
+        f'<div class="row"><div class="col"><span class="name"><a href="/ind/{i}/">{LONG_NAME} ({i})</a></span>'
+        f'<ul class="tags"><li>{"Reported online" if i in paid else "Exploring data sources"}</li></ul></div></div>'
+        for i in range(n))
+    pages = _indicator_site(n, seed)
+    pages["/"] = f"<html><body><div id='main'>{rows}</div></body></html>".encode()
+    return pages
+
+
+def test_a_crawl_learns_the_status_beside_long_indicator_names(tmp_path):
+    with _SiteServer(_status_site(60)) as server:
+        config = CrawlConfig(server.url, delay=0.0, concurrency=1, max_requests=400, link_context=("row",))
+        Crawler(config, LocalSink(tmp_path), LocalStateStore(tmp_path / "state")).run()
+        log = list(server.log)
+    assert sum(path.endswith(".csv") for path in log) == 30
+    last = max(i for i, path in enumerate(log) if path.endswith(".csv"))
+    with_data = {f"/ind/{p.split('/')[2].split('.')[0]}/" for p in log if p.endswith(".csv")}
+    wasted = sum(1 for path in log[:last] if path.startswith("/ind/") and path not in with_data)
+    # Read from the row, the status orders the indicators; read as the name's tail, it tells nothing (30
+    # pages without data drawn among the 30 with).
+    assert wasted <= 10, wasted

@@ -68,7 +68,8 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
-def test_a_project_site_is_extracted_and_crawled_through_the_harness(tmp_path, eval_dir):
+@pytest.mark.parametrize("serial", [False, True], ids=["concurrent", "serial"])
+def test_a_project_site_is_extracted_and_crawled_through_the_harness(tmp_path, eval_dir, serial):
     # A small built site in a real git repository: the start page links a tables section and 12 news pages;
     # the section links four CSV files; one more CSV is in the tree but linked from nowhere.
     repo = tmp_path / "origin"
@@ -97,7 +98,10 @@ def test_a_project_site_is_extracted_and_crawled_through_the_harness(tmp_path, e
     out = tmp_path / "out"
     assert replay.main(["--eval-dir", str(eval_dir), "--sites-json", str(sites_json), "--data-dir", str(data),
                         "--sites", "tiny", "--runs", "1", "--policies", "default", "--jobs", "1",
-                        "--out", str(out)]) == 0
+                        "--out", str(out), "--keep-json", str(tmp_path / "kept"), *(["--serial"] * serial)]) == 0
+    # --serial reaches the crawl command the harness ran (one request at a time), and only with --serial.
+    ran = json.loads((tmp_path / "kept" / "tiny-default-1.json").read_text())["run"]["cmd"]
+    assert ("--concurrency 1" in ran) is serial and " crawl " in ran
     run = json.loads((out / "runs.jsonl").read_text())
     # The harness built U from the tree: 14 pages and the 4 linked files, not the unlinked one.
     assert (run["site"], run["total_urls"], run["targets"]) == ("tiny", 18, 4)

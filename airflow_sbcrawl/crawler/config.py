@@ -12,6 +12,7 @@ from typing import Any
 from airflow_sbcrawl import __version__
 from airflow_sbcrawl.crawler.addresses import start_url_problem
 from airflow_sbcrawl.crawler.linktext import GROUPS as LINK_GROUPS
+from airflow_sbcrawl.crawler.linktext import SCOPES as LINK_TEXT_SCOPES
 from airflow_sbcrawl.crawler.mimes import BLOCKED_EXTENSIONS, BLOCKED_MIME_PREFIXES, TARGET_MIME_TYPES
 from airflow_sbcrawl.crawler.policies.registry import DEFAULT_POLICY, POLICIES, REGISTRY
 from airflow_sbcrawl.crawler.urls import MAX_URL_LENGTH, InvalidURL, normalize, target_host
@@ -69,6 +70,10 @@ class CrawlConfig:
     # Not in the paper: the parts of a link (anchor, title, row, url) whose words the default policy learns
     # from to order the links of one action (see linktext); empty = none.
     link_context: tuple[str, ...] = ("anchor", "title", "row", "url")
+    # Where the link text model orders links: "template" = within the URL template the bandits chose;
+    # "action" = also across an action's templates where the bandits cannot tell them apart (none has paid,
+    # or several were never tried); see policies.sb. Off: it did not help on the development sites.
+    link_text_scope: str = "template"
     # Online URL classifier (§3.3): batch size b, first batch labelled by HEAD requests.
     batch_size: int = 10
 
@@ -184,6 +189,9 @@ class CrawlConfig:
         unknown = set(self.link_context) - set(LINK_GROUPS)
         if unknown:
             raise ConfigError(f"link_context: {', '.join(sorted(unknown))} not among {', '.join(LINK_GROUPS)}")
+        if self.link_text_scope not in LINK_TEXT_SCOPES:
+            raise ConfigError(f"link_text_scope must be one of {', '.join(LINK_TEXT_SCOPES)}, "
+                              f"got {self.link_text_scope!r}")
         if self.es_expected <= 0:
             raise ConfigError(f"es_expected must be > 0, got {self.es_expected!r}")
         if not 0 <= self.es_share <= 10:

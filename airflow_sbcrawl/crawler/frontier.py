@@ -154,15 +154,34 @@ class LeveledQueue:
         """The best-scored of up to ``sample`` random ids of each level within ``reach`` levels of the
         highest: ``score`` maps a list of ids to floats, added to each id's level. Ties go to the first of
         the random sample, so with equal scores this draws like ``pop`` from the top level."""
+        _value, level, index = self.best(rng, score, sample, reach)
+        return self.take(level, index)
+
+    def best(self, rng: np.random.Generator, score, sample: int, reach: int) -> tuple[float, int, int]:
+        """What ``pop_best`` would pop, left in place: (its level + score, its level, its index there)."""
+        candidates = self.candidates(rng, sample, reach)
+        values = np.array([level for level, _ in candidates], dtype=np.float64) + score(self.ids_at(candidates))
+        best = int(np.argmax(values))
+        return float(values[best]), *candidates[best]
+
+    def candidates(self, rng: np.random.Generator, sample: int, reach: int) -> list[tuple[int, int]]:
+        """Up to ``sample`` random (level, index) of each level within ``reach`` of the highest, highest
+        level first, for ``take``."""
         top = max(self._levels)
         candidates: list[tuple[int, int]] = []  # (level, index in its bag)
         for level in sorted((lv for lv in self._levels if lv >= top - reach), reverse=True):
             n = len(self._levels[level])
             picks = rng.permutation(n).tolist() if n <= sample else rng.choice(n, sample, replace=False).tolist()
             candidates.extend((level, int(i)) for i in picks)
-        ids = [self._levels[level].items[i] for level, i in candidates]
-        values = np.array([level for level, _ in candidates], dtype=np.float64) + score(ids)
-        level, index = candidates[int(np.argmax(values))]
+        return candidates
+
+    def ids_at(self, candidates: list[tuple[int, int]]) -> list[int]:
+        """The ids at the given (level, index) places."""
+        levels = self._levels
+        return [levels[level].items[i] for level, i in candidates]
+
+    def take(self, level: int, index: int) -> int:
+        """Remove and return the id ``best`` named (the queue unchanged since)."""
         bag = self._levels[level]
         item = bag.items[index]
         bag.items[index] = bag.items[-1]

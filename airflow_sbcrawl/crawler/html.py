@@ -26,6 +26,9 @@ _MAX_ANCHOR = 120
 _ITEMS = frozenset({"li", "tr", "dd"})
 _CONTEXT_LEVELS = 3
 _MAX_CONTEXT = 300
+# A link's own text and its ancestors' are read this far, so that the link's whole text can be taken out of
+# its row's before the row is cut at _MAX_CONTEXT.
+_MAX_READ = 2000
 # Class and id values longer than this are page-unique noise (hashes, generated ids), not structure.
 _MAX_TOKEN = 64
 
@@ -186,23 +189,26 @@ def extract_links(body: bytes, page_url: str, encoding: str | None = None,
             prefix = paths.get(parent)
             tag_path = f"{prefix if prefix is not None else _path_to(parent, paths)} {label}"
         if tag != "a":
-            anchor = ""
+            own = ""
         elif len(el):
-            anchor = " ".join(_TEXT(el).split())[:_MAX_ANCHOR]
+            own = " ".join(_TEXT(el).split())[:_MAX_READ]
         else:  # no child nodes: its text is all of it
             text = el.text
-            anchor = " ".join(text.split())[:_MAX_ANCHOR] if text else ""
+            own = " ".join(text.split())[:_MAX_READ] if text else ""
+        anchor = own[:_MAX_ANCHOR]
         title = (el.get("title") or "")[:_MAX_ANCHOR]
-        row = _row_text(el, anchor, texts) if rows else ""
+        row = _row_text(el, own, texts) if rows else ""
         links.append(PageLink(url, tag_path, anchor, title, row))
     return links
 
 
-def _row_text(el: lxml.etree._Element, anchor: str, texts: dict[lxml.etree._Element, str]) -> str:
-    """The text of the row around a link without the link's own: the nearest list item,
-    table row or definition above it, else the nearest ancestor (``_CONTEXT_LEVELS`` up at most) that says
-    more than the link ("Reported online" beside an indicator's name). Each element's text is worked out
-    once per page (``texts``), so many links under one parent cost linear time."""
+def _row_text(el: lxml.etree._Element, own: str, texts: dict[lxml.etree._Element, str]) -> str:
+    """The text of the row around a link without the link's own (``own``, its whole text, not the
+    anchor cut at ``_MAX_ANCHOR``): the nearest list item, table row or definition above it, else the
+    nearest ancestor (``_CONTEXT_LEVELS`` up at most) that says more than the link ("Reported online"
+    beside an indicator's name). Compared with the cut anchor, the element holding only a long indicator
+    name "said more" (the name's tail) and the status beside it was never reached. Each element's text is
+    worked out once per page (``texts``), so many links under one parent cost linear time."""
     node = el.getparent()
     text = ""
     for _ in range(_CONTEXT_LEVELS):
@@ -210,13 +216,13 @@ def _row_text(el: lxml.etree._Element, anchor: str, texts: dict[lxml.etree._Elem
             break
         text = texts.get(node)
         if text is None:
-            text = texts[node] = " ".join(_TEXT(node).split())[:_MAX_CONTEXT]
-        if node.tag in _ITEMS or len(text) > len(anchor):
+            text = texts[node] = " ".join(_TEXT(node).split())[:_MAX_READ]
+        if node.tag in _ITEMS or len(text) > len(own):
             break
         node = node.getparent()
     else:
         text = ""
-    return text.replace(anchor, " ", 1).strip() if anchor else text
+    return (text.replace(own, " ", 1).strip() if own else text)[:_MAX_CONTEXT]
 
 
 class HeadLinks(NamedTuple):

@@ -16,6 +16,8 @@ import numpy as np
 
 #: The parts of a link the model may read; a crawl's ``link_context`` setting picks some of them.
 GROUPS = ("anchor", "title", "row", "url")
+#: Where the default policy lets the model order links (a crawl's ``link_text_scope``).
+SCOPES = ("template", "action")
 
 _WORD = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")

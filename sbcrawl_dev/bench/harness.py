@@ -71,6 +71,16 @@ def crawl_command(policy: str, extra_args: str = "") -> str:
             f" --no-report{policy_arg} {extra_args}").strip()
 
 
+SERIAL_HELP = ("crawl one request at a time (`--concurrency 1` given to every crawl), so that the order responses "
+               "arrive in cannot change a decision: two codes compared this way differ only by what they decide")
+
+
+def crawl_args(extra_args: str, serial: bool) -> str:
+    """The extra ``sbcrawl crawl`` options of every run, with ``--concurrency 1`` first when ``serial``
+    (a later ``--concurrency`` in ``extra_args`` wins, as argparse keeps the last)."""
+    return f"--concurrency 1 {extra_args}".strip() if serial else extra_args
+
+
 def default_eval_dir() -> Path:
     """The shared evaluation harness: ``$SBCRAWL_EVAL_DIR`` when set, else beside the repository
     (``../shared/eval``)."""
@@ -194,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--policies", default="default,sb-classifier-paper,focused",
                     help="'default' is the CLI without --policy")
     ap.add_argument("--extra-args", default="", help="more `sbcrawl crawl` options for every run")
+    ap.add_argument("--serial", action="store_true", help=SERIAL_HELP)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=None, help="folder for runs.jsonl and table.md")
     ap.add_argument("--keep-json", type=Path, default=None,
@@ -210,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[HarnessRun] = []
     with tempfile.TemporaryDirectory(prefix="sbcrawl-harness-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(run_one, eval_dir, p, s, pol, args.scale, args.budget_factor, Path(tmp),
-                               args.extra_args, keep=args.keep_json) for p, s, pol in combos]
+                               crawl_args(args.extra_args, args.serial), keep=args.keep_json) for p, s, pol in combos]
         for fut in futures:
             run = fut.result()
             runs.append(run)

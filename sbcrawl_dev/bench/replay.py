@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import statistics
 import subprocess
 import sys
@@ -24,7 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sbcrawl_dev.bench import replay_sites
-from sbcrawl_dev.bench.harness import crawl_command, default_eval_dir, gap_closed, write_results
+from sbcrawl_dev.bench.harness import (
+    SERIAL_HELP,
+    crawl_args,
+    crawl_command,
+    default_eval_dir,
+    gap_closed,
+    write_results,
+)
 
 DEFAULT_POLICIES = "default,sb-classifier-paper,focused,tres,anthelion"
 
@@ -59,7 +67,7 @@ def _pct(requests: float | str | None, total: int) -> float:
 
 def run_one(eval_dir: Path, site: str, policy: str, run: int, workdir: Path, extra_args: str = "",
             timeout: float = 1800, data_dir: Path | None = None,
-            sites_json: Path = replay_sites.SITES_JSON) -> ReplayRun:
+            sites_json: Path = replay_sites.SITES_JSON, keep: Path | None = None) -> ReplayRun:
     """Crawl ``site`` once with ``policy`` under the replay harness and read its scoring."""
     name = f"{site}-{policy}-{run}"
     outdir = workdir / name
@@ -72,6 +80,9 @@ def run_one(eval_dir: Path, site: str, policy: str, run: int, workdir: Path, ext
         cmd += ["--data-dir", str(data_dir)]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, cwd=eval_dir)
     data = json.loads(result_json.read_text())
+    if keep is not None:  # the harness's whole account of the run: its command, curve and waste counts
+        keep.mkdir(parents=True, exist_ok=True)
+        shutil.copy(result_json, keep / result_json.name)
     total = int(data["site"]["total_urls"])
     crawler, waste = data["crawler"], data["waste"] or {}
     return ReplayRun(
@@ -150,9 +161,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=2, help="crawls per site and policy")
     ap.add_argument("--policies", default=DEFAULT_POLICIES, help="'default' is the CLI without --policy")
     ap.add_argument("--extra-args", default="", help="more `sbcrawl crawl` options for every run")
+    ap.add_argument("--serial", action="store_true", help=SERIAL_HELP)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--out", type=Path, default=None, help="folder for runs.jsonl and table.md")
+    ap.add_argument("--keep-json", type=Path, default=None,
+                    help="folder to keep each run's full harness result (its crawl command included) in")
     ap.add_argument("--sites-json", type=Path, default=replay_sites.SITES_JSON, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     eval_dir = args.eval_dir.resolve()
@@ -174,8 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     combos = [(s, p, r) for s in sites for p in policies for r in range(1, args.runs + 1)]
     runs: list[ReplayRun] = []
     with tempfile.TemporaryDirectory(prefix="sbcrawl-replay-") as tmp, ThreadPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(run_one, eval_dir, s, p, r, Path(tmp), args.extra_args, args.timeout, args.data_dir,
-                               args.sites_json)
+        futures = [pool.submit(run_one, eval_dir, s, p, r, Path(tmp), crawl_args(args.extra_args, args.serial),
+                               args.timeout, args.data_dir, args.sites_json, args.keep_json)
                    for s, p, r in combos]
         for fut in futures:
             run = fut.result()

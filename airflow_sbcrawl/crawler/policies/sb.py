@@ -166,7 +166,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     has seen pages of both kinds, a template's next link is the best of a random sample of each level of its
     links, by level plus ``_TEXT_WEIGHT`` times the model's log-odds (the log-odds in levels: a link's
     expected credit is its parent's times the chance its page pays); before, the draw is the uniform one
-    above.
+    above. With ``link_text_scope`` "action" (off by default) the same ranking also picks between the
+    templates the bandits cannot tell apart (``_take_across``).
 
     Files the classifier missed. A link is labelled once, when its page is read; links read while the
     classifier was young (a catalogue page of 400 files met in the first hundred pages) wait in the
@@ -215,6 +216,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self.link_groups = tuple(config.link_context)
         self.reads_rows = "row" in self.link_groups
         self.text = LinkTextModel()
+        self.text_across = config.link_text_scope == "action"
         self._words: dict[int, np.ndarray] = {}  # link id (waiting or handed out) -> its hashed words
         # Per sub-arm: how much less its best waiting link looks likely to pay than the links it handed out
         # (1 - the ratio of their chances, by the link text model; 0 while unknown), and the words of its
@@ -292,9 +294,16 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         n_actions = len(self.actions)
         action = self.bandit.select(self._sizes[:n_actions] > 0, self._rng, self._awake_values(n_actions))
         subs = np.array([s for s in self._action_subs[action] if len(self._queues[s])], dtype=np.int64)
+        across = self.text_across and self.text.trained
         if self.sub_bandit.means[subs].any() or self.bandit.means[action]:
+            untried = subs[self.sub_bandit.counts[subs] == 0]
+            if across and len(untried) > 1 and self.bandit.counts[action] > 1:
+                # AUER takes a never-tried template first, whichever: the link text tells which.
+                return self._take_across(action, untried)
             values = self.sub_bandit.means[subs] * (1.0 - self._sub_discount[subs])
             sub = int(subs[self.sub_bandit.select_among(subs, self.bandit.counts[action], self._rng, values)])
+        elif across and len(subs) > 1:
+            return self._take_across(action, subs)
         else:
             # Nothing in this action has paid yet: no evidence to tell its templates apart, so a uniformly
             # random link of the action, as the paper draws (round-robin over templates would give a rare
@@ -303,6 +312,35 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             sub = int(self._rng.choice(subs, p=sizes / sizes.sum()))
             self.sub_bandit.counts[sub] += 1
         return self._take_from(action, sub)
+
+    def _take_across(self, action: int, subs: np.ndarray) -> int:
+        """The best link, by level and link text, of a sample of the links of up to ``_TEXT_SAMPLE`` of
+        ``subs`` (drawn by their sizes, as the uniform draw would), with ``link_text_scope`` "action". Used
+        where the bandits have no evidence to choose a template by: an action none of whose templates has
+        paid, or the templates of an action never tried yet (AUER takes one of those first, at random). The
+        words the crawl learned elsewhere on the site may tell their links apart where the text within one
+        template cannot: a site whose items each have a directory of their own gives every link a template
+        of its own."""
+        if len(subs) > _TEXT_SAMPLE:
+            sizes = self._sub_sizes[subs].astype(np.float64)
+            subs = self._rng.choice(subs, _TEXT_SAMPLE, replace=False, p=sizes / sizes.sum())
+        per_sub = max(1, _TEXT_SAMPLE // len(subs))
+        places: list[tuple[int, int, int]] = []  # (sub-arm, level, index)
+        ids: list[int] = []
+        for sub in subs.tolist():
+            queue = self._queues[sub]
+            found = queue.candidates(self._rng, per_sub, _TEXT_REACH)
+            places.extend((sub, level, index) for level, index in found)
+            ids.extend(queue.ids_at(found))
+        scores = self.text.scores([self._words.get(i, _NO_WORDS) for i in ids])
+        values = np.array([level for _, level, _ in places], dtype=np.float64) + _TEXT_WEIGHT * scores
+        sub, level, index = places[int(np.argmax(values))]
+        self.sub_bandit.counts[sub] += 1
+        link_id = self._queues[sub].take(level, index)
+        mine = np.fromiter((s == sub for s, _, _ in places), dtype=bool, count=len(places))
+        rest = scores[mine & (np.asarray(ids, dtype=np.int64) != link_id)]
+        self._rediscount(sub, float(rest.max()) if len(rest) else None)
+        return self._taken(action, sub, link_id)
 
     def _take_from(self, action: int, sub: int) -> int:
         queue = self._queues[sub]
@@ -313,6 +351,9 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
             self._rediscount(sub, float(rest.max()) if len(rest) else None)
         else:
             link_id = queue.pop(self._rng)
+        return self._taken(action, sub, link_id)
+
+    def _taken(self, action: int, sub: int, link_id: int) -> int:
         self._sub_sizes[sub] -= 1
         self._sizes[action] -= 1
         self._total -= 1
