@@ -303,10 +303,15 @@ def _header_block(
     lines; a header line repeated under the body (a table continued under its header) is read once; a
     label alone in the first column inside the body is a section label."""
     local = list(classes)
-    first_body = next((i for i in lines if classes[i] in BODY), lines[-1] + 1)
-    body = [i for i in lines if classes[i] in BODY]
     headers = [i for i in lines if classes[i] == "header"]
-    candidates = [i for i in headers if not ATTRIBUTE_LABEL.match(text[i][lo])]  # "No. Obs | 10 | 10" describes
+    units = _unit_lines_above(classes, lines, headers, kinds, text, lo, hi)
+    for i in units:
+        local[i] = "header"
+    headers = sorted([*headers, *units])
+    first_body = next((i for i in lines if local[i] in BODY), lines[-1] + 1)
+    body = [i for i in lines if local[i] in BODY]
+    # "No. Obs | 10 | 10" describes; a unit line is one whatever its kinds
+    candidates = [i for i in headers if not ATTRIBUTE_LABEL.match(text[i][lo]) and i not in units]
     for i in body_like([i for i in candidates if i <= first_body], body, kinds, values, lo, hi):
         local[i] = "data"
     # under the first body line, a line repeating the header is the header continued, not a row
@@ -314,7 +319,8 @@ def _header_block(
     inside = [i for i in candidates if i > first_body and tuple(text[i][lo : hi + 1]) not in names]
     for i in body_like(inside, body, kinds, values, lo, hi, inside=True):
         local[i] = "data"
-    for i in label_lines([i for i in headers if local[i] == "header"], body, kinds, values, lo, hi):
+    for i in label_lines([i for i in headers if local[i] == "header" and i not in units], body, kinds, values, lo,
+                         hi):
         local[i] = "data"
     year_line = _years_under_header(local, lines, text, lo, hi)
     if year_line is not None:
@@ -342,6 +348,21 @@ def _header_block(
     attribute_idx = [i for i in header_idx[1:] if ATTRIBUTE_LABEL.match(text[i][lo])]
     path_idx = [i for i in header_idx if i not in attribute_idx]
     return local, path_idx, attribute_idx, warnings
+
+
+def _unit_lines_above(classes: list[str], lines: list[int], headers: list[int], kinds: np.ndarray,
+                      text: list[list[str]], lo: int, hi: int) -> list[int]:
+    """Body lines above the table's first header line that spans the columns, and before any other body
+    line: a label and a unit ("STATE | (1,000)" between "ACREAGE" and the years, the unit repeated over
+    each block of columns), two distinct texts at most where that header line fills more than half the
+    columns. Read as rows, they made the header under them a row too, and no column had a name."""
+    width = hi - lo + 1
+    filled = (kinds[:, lo : hi + 1] != EMPTY).sum(axis=1)
+    wide = next((h for h in headers if 2 * int(filled[h]) > width), None)
+    if wide is None:
+        return []
+    above = [i for i in lines if i < wide and classes[i] in BODY]
+    return above if above and all(len({c for c in text[i][lo : hi + 1] if c}) <= 2 for i in above) else []
 
 
 def _years_under_header(local: list[str], lines: list[int], text: list[list[str]], lo: int, hi: int) -> int | None:

@@ -29,7 +29,7 @@ import numpy as np
 
 from .body import header_paths
 from .boosted import BoostedTrees
-from .features import EMPTY, FEATURE_NAMES, LAYOUT_FEATURES, MARKER, NUMBER
+from .features import EMPTY, FEATURE_NAMES, LAYOUT_FEATURES, MARKER, NUMBER, TEXT
 from .segment import _TABLE_TITLE, attribute_rows
 
 ROLES = ("metadata", "header", "body", "notes")
@@ -335,7 +335,7 @@ def rule_headers(tables: list[tuple[int, int, int, int]], classes: list[str], ru
             elif out[i] in _BODY_CLASSES and rule_classes[i] == "header" and tuple(text[i]) in names:
                 out[i] = "header"
         found.append((top, first, last, bottom))
-    return _rule_titles(_headless_continued(found, out, kinds), out, rule_classes), out
+    return _rule_titles(_headless_continued(found, out, text, kinds), out, rule_classes), out
 
 
 def _spaced_header(classes: list[str], text: list[list[str]], kinds: np.ndarray, figures: np.ndarray, top: int,
@@ -378,20 +378,25 @@ def _spaced_header(classes: list[str], text: list[list[str]], kinds: np.ndarray,
     return first
 
 
-def _headless_continued(tables: list[tuple[int, int, int, int]], classes: list[str],
+def _headless_continued(tables: list[tuple[int, int, int, int]], classes: list[str], text: list[list[str]],
                         kinds: np.ndarray) -> list[tuple[int, int, int, int]]:
     """Tables without a header line that continue the table above: its body goes on after blank lines,
     perhaps under a section's label ("CHANGE FROM PREVIOUS YEAR" over the same columns of years, the
     United States above its countries), its figures within the columns of the body above and its labels
     in the same first column. The start model begins a table there; without its header none of its
-    observations has a column. The lines between become the section's group line. ``classes`` is changed
+    observations has a column. A table whose one header line is shaped as its rows (``_row_shaped``:
+    "Argentina | AR | 0.0 | 1.0 ..." after a blank line under the United States) is such a table too: that
+    "header" is its first row. The lines between become the section's group line. ``classes`` is changed
     in place."""
     out: list[tuple[int, int, int, int]] = []
     for top, first, last, bottom in tables:
-        if out and _header_run(classes, first, last) is None:
+        run = _header_run(classes, first, last) if out else None
+        as_rows = [run[0]] if run is not None and run[0] == run[1] and _row_shaped(run[0], classes, text, kinds,
+                                                                                 last) else []
+        if out and (run is None or as_rows):
             p_top, p_first, p_last, _ = out[-1]
             above = [i for i in range(p_first, p_last + 1) if classes[i] in ("data", "derived")]
-            below = [i for i in range(first, last + 1) if classes[i] in ("data", "derived")]
+            below = [i for i in range(first, last + 1) if classes[i] in ("data", "derived") or i in as_rows]
             between = [i for i in range(p_last + 1, first) if classes[i] != "empty"]
             if above and below and _header_run(classes, p_first, p_last) is not None and len(between) <= 1:
                 figures_above = ((kinds[above] == NUMBER) | (kinds[above] == MARKER)).any(axis=0)
@@ -404,10 +409,28 @@ def _headless_continued(tables: list[tuple[int, int, int, int]], classes: list[s
                         and stub_above == stub_below and lone:
                     for i in between:
                         classes[i] = "group"
+                    for i in as_rows:
+                        classes[i] = "data"
                     out[-1] = (p_top, p_first, last, bottom)
                     continue
         out.append((top, first, last, bottom))
     return out
+
+
+def _row_shaped(i: int, classes: list[str], text: list[list[str]], kinds: np.ndarray, last: int) -> bool:
+    """Whether header line ``i`` reads as the body line under it: a label first, figures (none of them a
+    year, as a header of years would hold) in exactly the columns where the next body line has them."""
+    nxt = next((k for k in range(i + 1, last + 1) if classes[k] in ("data", "derived")), None)
+    if nxt is None:
+        return False
+    line, below = kinds[i], kinds[nxt]
+    filled = np.flatnonzero(line != EMPTY)
+    if not len(filled) or line[filled[0]] != TEXT:
+        return False
+    figures = (line == NUMBER) | (line == MARKER)
+    if not figures.any() or not np.array_equal(figures, (below == NUMBER) | (below == MARKER)):
+        return False
+    return not any(_YEAR.fullmatch(text[i][j].strip()) for j in np.flatnonzero(figures).tolist())
 
 
 def _distinguishing_header(classes: list[str], text: list[list[str]], kinds: np.ndarray, top: int, first: int,
