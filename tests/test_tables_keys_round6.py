@@ -50,17 +50,17 @@ def test_a_body_continued_under_a_section_label_after_blank_lines_is_the_same_ta
             ["CHANGE FROM PREVIOUS YEAR", "", ""], blank, ["1960", "2946", "1907"], ["1961", "1774", "1443"]]
     classes = ["header", "data", "data", "empty", "metadata", "empty", "data", "data"]
     kinds, _ = cell_kinds(text, ".")
-    assert _headless_continued([(0, 0, 2, 2), (4, 6, 7, 7)], classes, kinds) == [(0, 0, 7, 7)]
+    assert _headless_continued([(0, 0, 2, 2), (4, 6, 7, 7)], classes, text, kinds) == [(0, 0, 7, 7)]
     assert classes[4] == "group"
     # figures beyond the columns above, or a headed table below, start a table of their own
     wider = [[*r, ""] for r in text]
     wider[6][3] = "12"
     kinds, _ = cell_kinds(wider, ".")
     classes = ["header", "data", "data", "empty", "metadata", "empty", "data", "data"]
-    assert _headless_continued([(0, 0, 2, 2), (4, 6, 7, 7)], classes, kinds) == [(0, 0, 2, 2), (4, 6, 7, 7)]
+    assert _headless_continued([(0, 0, 2, 2), (4, 6, 7, 7)], classes, wider, kinds) == [(0, 0, 2, 2), (4, 6, 7, 7)]
     classes = ["header", "data", "data", "empty", "metadata", "empty", "header", "data"]
     kinds, _ = cell_kinds(text, ".")
-    assert _headless_continued([(0, 0, 2, 2), (4, 6, 7, 7)], classes, kinds) == [(0, 0, 2, 2), (4, 6, 7, 7)]
+    assert _headless_continued([(0, 0, 2, 2), (4, 6, 7, 7)], classes, text, kinds) == [(0, 0, 2, 2), (4, 6, 7, 7)]
 
 
 def test_a_year_column_under_a_section_label_with_a_footnote_number_labels_the_rows():
