@@ -83,18 +83,21 @@ class Crawler:
     crawl can be resumed; ``memory`` (optional) keeps the site memory: a run that finishes leaves one, and
     the next run starts from it (a warm, incremental crawl) unless ``warm_start`` is False. ``is_target``
     is the truth, needed only by the oracle baselines (simulated sites); ``on_progress`` is called with a
-    ``Progress`` at most five times a second; ``tmp_dir`` holds downloads in progress."""
+    ``Progress`` after a page at most once per ``progress_every`` seconds (0: after every page); ``tmp_dir``
+    holds downloads in progress."""
 
     def __init__(self, config: CrawlConfig, sink: Sink, store: ckpt.StateStore | None = None, *,
                  run_id: str = "", is_target: Callable[[str], bool] | None = None,
                  on_progress: Callable[[Progress], None] | None = None, tmp_dir: str | None = None,
-                 memory: ckpt.StateStore | None = None, warm_start: bool = True) -> None:
+                 memory: ckpt.StateStore | None = None, warm_start: bool = True,
+                 progress_every: float = 0.2) -> None:
         self.config = config
         self.sink = sink
         self.store = store
         self.memory_store = memory
         self.warm_start = warm_start
         self.on_progress = on_progress
+        self.progress_every = progress_every
         self.tmp_dir = tmp_dir
         self._stop = threading.Event()
         self._stop_reason = ""
@@ -394,7 +397,7 @@ class Crawler:
         now = time.monotonic()
         if self.store is not None:
             self._timer.page_done(run.pages, now)
-        if self.on_progress is not None and now - self._last_progress >= 0.2:
+        if self.on_progress is not None and now - self._last_progress >= self.progress_every:
             self._last_progress = now
             self.on_progress(self.progress())
 
