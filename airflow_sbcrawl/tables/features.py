@@ -137,6 +137,7 @@ _TEXT_FEATURES = [
     "indent",
     "long_text",
 ]
+_TEXT_COLUMNS = [_B[name] for name in _TEXT_FEATURES]
 
 
 def _base_features(
@@ -167,28 +168,31 @@ def _base_features(
     first_kind = k[np.arange(len(lines)), first_col]
 
     words = _text_features(rows, text, kinds, values, lines, first_col)
-    for slot, name in enumerate(_TEXT_FEATURES):
-        base[lines, _B[name]] = words[:, slot]
+    # The non-blank lines' features side by side, then scattered into ``base`` once (a fancy assignment per
+    # feature cost more than computing most of them)
+    block = np.zeros((len(lines), len(BASE_FEATURES)))
+    block[:, _TEXT_COLUMNS] = words
     # The three raw counts and lengths, scaled
-    base[lines, _B["year_share"]] = words[:, 0] / safe
-    base[lines, _B["first_len_log"]] = np.log1p(words[:, 1])
-    base[lines, _B["text_len_log"]] = np.log1p(words[:, 2])
+    block[:, _B["year_share"]] = words[:, 0] / safe
+    block[:, _B["first_len_log"]] = np.log1p(words[:, 1])
+    block[:, _B["text_len_log"]] = np.log1p(words[:, 2])
 
-    base[lines, _B["fill"]] = n_cells / width
-    base[lines, _B["n_cells_log"]] = np.log1p(n_cells)
-    base[lines, _B["num_share"]] = (k == NUMBER).sum(axis=1) / safe
-    base[lines, _B["marker_share"]] = (k == MARKER).sum(axis=1) / safe
-    base[lines, _B["text_share"]] = (k == TEXT).sum(axis=1) / safe
-    base[lines, _B["mark_share"]] = (k == MARK).sum(axis=1) / safe
-    base[lines, _B["starts_col0"]] = first_col == 0
-    base[lines, _B["single_cell"]] = n_cells == 1
-    base[lines, _B["first_is_text"]] = first_kind == TEXT
-    base[lines, _B["first_is_number"]] = first_kind == NUMBER
-    base[lines, _B["first_col_rel"]] = first_col / width
-    base[lines, _B["last_col_rel"]] = last_col / width
-    base[lines, _B["text_in_numeric_cols"]] = ((k == TEXT) & numeric_cols).sum(axis=1) / n_numeric_cols
-    base[lines, _B["numeric_cols_empty"]] = ((k == EMPTY) & numeric_cols).sum(axis=1) / n_numeric_cols
-    base[lines, _B["first_col_numeric_share"]] = (k[:, 0] == NUMBER) | (k[:, 0] == MARKER)
+    block[:, _B["fill"]] = n_cells / width
+    block[:, _B["n_cells_log"]] = np.log1p(n_cells)
+    block[:, _B["num_share"]] = (k == NUMBER).sum(axis=1) / safe
+    block[:, _B["marker_share"]] = (k == MARKER).sum(axis=1) / safe
+    block[:, _B["text_share"]] = (k == TEXT).sum(axis=1) / safe
+    block[:, _B["mark_share"]] = (k == MARK).sum(axis=1) / safe
+    block[:, _B["starts_col0"]] = first_col == 0
+    block[:, _B["single_cell"]] = n_cells == 1
+    block[:, _B["first_is_text"]] = first_kind == TEXT
+    block[:, _B["first_is_number"]] = first_kind == NUMBER
+    block[:, _B["first_col_rel"]] = first_col / width
+    block[:, _B["last_col_rel"]] = last_col / width
+    block[:, _B["text_in_numeric_cols"]] = ((k == TEXT) & numeric_cols).sum(axis=1) / n_numeric_cols
+    block[:, _B["numeric_cols_empty"]] = ((k == EMPTY) & numeric_cols).sum(axis=1) / n_numeric_cols
+    block[:, _B["first_col_numeric_share"]] = (k[:, 0] == NUMBER) | (k[:, 0] == MARKER)
+    base[lines] = block
     return base
 
 
@@ -209,7 +213,8 @@ def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarr
     raw_firsts = [rows[i][c] for i, c in zip(line_list, fc, strict=True)]
     joined = [" ".join(filter(None, t)) for t in line_text]
     # Words are only in text cells: numbers and markers cannot hold "source" or "continued"
-    is_text = (kinds[lines] == TEXT).tolist()
+    text_cells = kinds[lines] == TEXT
+    is_text = text_cells.tolist()
     words = [" ".join(itertools.compress(t, m)) for t, m in zip(line_text, is_text, strict=True)]
     out = np.zeros((len(line_list), len(_TEXT_FEATURES)))
     # Year cells ("2008", "2008.0") are numbers of 1800-2099: only lines holding one are looked at cell by cell
@@ -220,7 +225,7 @@ def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarr
         out[pos, 0] = sum(1 for t in line_text[pos] if (len(t) == 4 or len(t) == 6) and t[0] in "12" and _YEAR.match(t))
     out[:, 1] = np.fromiter(map(len, firsts), float, len(firsts))
     # the text cells' lengths: their words less the spaces between them (text cells are never empty)
-    n_text = (kinds[lines] == TEXT).sum(axis=1)
+    n_text = text_cells.sum(axis=1)
     out[:, 2] = np.fromiter(map(len, words), float, len(words)) - np.maximum(n_text - 1, 0)
     out[:, 3] = [f.endswith((":", "--", "\u2014")) for f in firsts]
     first_words, line_words = _Caseless(firsts), _Caseless(words)
@@ -548,12 +553,15 @@ def sheet_features(
     # Two rows of -1 on each side stand for the missing neighbours of the first and last lines
     padded = np.full((len(order) + 4, nn), -1.0)
     padded[2:-2] = base[order][:, neigh_idx]
-    at = np.arange(len(order)) + 2
+    m_order = len(order)
+    # the non-empty lines' neighbour features side by side, scattered into ``neighbours`` once
+    block = np.empty((m_order, len(NEIGHBOUR_FEATURES)))
     for slot, offset in enumerate((-1, -2, 1, 2)):
-        neighbours[order, slot * nn : (slot + 1) * nn] = padded[at + offset]
+        block[:, slot * nn : (slot + 1) * nn] = padded[2 + offset : 2 + offset + m_order]
     gaps = np.minimum(np.diff(order) - 1, 4) / 4  # blank lines between consecutive non-empty lines
-    neighbours[order, -2] = np.concatenate([[1.0], gaps])
-    neighbours[order, -1] = np.concatenate([gaps, [1.0]])
+    block[:, -2] = np.concatenate([[1.0], gaps])
+    block[:, -1] = np.concatenate([gaps, [1.0]])
+    neighbours[order] = block
     if layout:
         extra = _neighbourhood(cells.text, kinds, order, numeric_cols, col_num, col_text)
         return np.hstack([base, context, neighbours, extra])

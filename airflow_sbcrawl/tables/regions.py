@@ -131,8 +131,8 @@ class RegionModel:
         if len(at):
             x = start_inputs(feats, rp, order, used_all[order], figures, at)
             outcome[at] = self.starts.proba(x).argmax(axis=1)
-        for pos, i in enumerate(order.tolist()):
-            decisions[i] = DECISIONS[outcome[pos]]
+        for i, k in zip(order.tolist(), outcome.tolist(), strict=True):
+            decisions[i] = DECISIONS[k]
         return role_proba, decisions
 
     def to_dict(self) -> dict:

@@ -262,16 +262,27 @@ def guess_decimal(cells: Iterable[str], limit: int = 5000) -> str | None:
     # No text matches both hints (a comma hint ends in ",digits" with no dot after its comma, a dot hint
     # the other way round): each is counted apart, over the texts holding its separator
     comma = _votes(counts, [c for c in counts if "," in c], _COMMA_VOTE)
-    dot = _votes(counts, [c for c in counts if "." in c], _DOT_VOTE)
+    # The dot's votes decide only whether they reach the comma's (and one at least): counted until they do,
+    # which in a table of decimal points is its first few decimals, not every distinct number
+    dot = _votes(counts, [c for c in counts if "." in c], _DOT_VOTE, enough=max(comma, 1))
     if comma == dot == 0:
         return None
     return "," if comma > dot else "."
 
 
-def _votes(counts: Counter, texts: list[str], hint: re.Pattern) -> int:
-    """How many cells the texts that match ``hint`` (once stripped and without spaces) stand for."""
-    cleaned = [c.strip().replace(" ", "") if " " in c else c.strip() for c in texts]
-    return sum(map(counts.__getitem__, compress(texts, map(hint.match, cleaned))))
+def _votes(counts: Counter, texts: list[str], hint: re.Pattern, enough: int | None = None) -> int:
+    """How many cells the texts that match ``hint`` (once stripped and without spaces) stand for; with
+    ``enough``, counting stops once that many are found (the count returned is then at least ``enough``)."""
+    cleaned = (c.strip().replace(" ", "") if " " in c else c.strip() for c in texts)
+    voters = map(counts.__getitem__, compress(texts, map(hint.match, cleaned)))
+    if enough is None:
+        return sum(voters)
+    total = 0
+    for n in voters:
+        total += n
+        if total >= enough:
+            break
+    return total
 
 
 class SheetCells:
