@@ -565,7 +565,9 @@ class RevisitPlan:
 
     def _unread_heirs(self, contexts: dict[str, set[str]], described: set[str]) -> list[int]:
         """A listing page's bare links that the last runs met and never read (its next page, when their
-        budget or their order left it): the first of them on the page is taken for its next page. Without
+        budget or their order left it: in the link table from the memory's frontier), placed as the links
+        from one known listing page to the next were (``MemoryIndex.pagers``): the first of them on the
+        page is taken for its next page. Without
         it a listing whose first page shows new rows stops there, and the rows pushed on to the page the
         last runs did not read wait for the policy, after the plan (deep-sitemap seed 1: a catalogue's
         second page, never read in the cold run, held the last tenth of the new datasets, found after
