@@ -66,6 +66,7 @@ class MemoryIndex:
             self.described_by.setdefault(item, []).append(page)
         self.lists = {page for page, item in self.described if item in self.pages}
         self.barren = self._barren()
+        self.pagers = self._pager_paths()
         self.clock = _site_clock(memory)
         self.paths = _productive_paths(memory)
         self.seen = set(memory.seen_urls.tolist())  # keys of the URLs the last runs met
@@ -116,6 +117,15 @@ class MemoryIndex:
             if 2 * sum(i in self.known or i in productive for i in rows) < len(rows):
                 barren.add(page)
         return barren
+
+    def _pager_paths(self) -> set[str]:
+        """Tag paths (ids and numbers left out) of the links that led from a known listing page to the
+        next one (a pager's "next"): where a listing's next page is linked, learned from the last runs."""
+        parent, out = self.links.parent, set()
+        for page in self.lists:
+            if parent[page] in self.lists:
+                out.add(ID.sub("", self.links.tag_path(page)))
+        return out
 
     def contexts(self, link_id: int) -> set[str]:
         """Hashes of the contexts the last runs saw a known page or dataset in."""
