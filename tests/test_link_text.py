@@ -344,33 +344,3 @@ def test_a_crawl_learns_the_status_beside_long_indicator_names(tmp_path):
     # Read from the row, the status orders the indicators; read as the name's tail, it tells nothing (30
     # pages without data drawn among the 30 with).
     assert wasted <= 10, wasted
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_a_template_whose_new_links_look_better_than_those_it_handed_out_is_worth_more_than_its_mean(seed):
-    # 16 indicators of one template fed back, the 4 "Reported online" ones paid: its waiting "Exploring"
-    # links are discounted. Then a goal page reveals six more "Reported online" links of the same template:
-    # they look likelier to pay than the pages the template's mean was earned by, so it is raised above it.
-    policy = CreditedBanditPolicy(CrawlConfig(start_url="http://h.example/"), np.random.default_rng(seed))
-    statuses = [i < 4 for i in range(24)]
-    policy.add(_links(0, statuses))
-    for _ in range(16):
-        link = policy.next()
-        policy.feedback(link, 2 if statuses[link] else 0)
-    sub = int(np.argmax(policy.sub_bandit.counts))
-    policy.add(_links(100, [True] * 6))
-    policy.next()
-    assert policy._sub_discount[sub] < 0
-
-
-def test_the_first_pages_are_learnt_at_a_larger_step_than_later_ones():
-    words = link_features(["anchor"], "", "Poverty Reported online", "", "")
-    young = LinkTextModel()
-    young.learn(words, True)
-    old = LinkTextModel()
-    old.steps = old.fast_steps
-    old.learn(words, True)
-    # From a zero margin the gradient is 1/2: the intercept moves half the step.
-    assert young.intercept == pytest.approx(0.5 * young.fast_eta)
-    assert old.intercept == pytest.approx(0.5 * old.eta)
-    assert young.intercept >= 2 * old.intercept

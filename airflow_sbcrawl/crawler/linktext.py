@@ -80,19 +80,10 @@ class LinkTextModel:
     The step ``eta`` is large for a logistic regression because a crawl gives it few examples (one per
     page, a few hundred on a small site) and a link has some 40 words, each moved eta/sqrt(40) a step: at
     0.5 the words that tell siblings apart ("Reported online") took some twenty pages of each kind to be
-    worth one unit of log-odds. 1.5 was chosen on the development replay sites.
+    worth one unit of log-odds. 1.5 was chosen on the development replay sites."""
 
-    The first ``fast_steps`` pages are learnt at ``fast_eta``: early in a crawl the words must outweigh
-    credit levels set by a handful of pages (rw: the first goal page read sent its indicators ten levels
-    above the others', and six of them were "Exploring data sources"), but a step of 3 kept for the whole
-    crawl learns the words of the few news articles that paid on the simulator's dev-deep-tree and ranks
-    their siblings up (-0.06 of its gap; 300 fast pages: +0.00, while rw keeps its +0.05)."""
-
-    def __init__(self, eta: float = 1.5, dim_log2: int = _DIM_LOG2, fast_eta: float = 3.0,
-                 fast_steps: int = 300) -> None:
+    def __init__(self, eta: float = 1.5, dim_log2: int = _DIM_LOG2) -> None:
         self.eta = eta
-        self.fast_eta = fast_eta
-        self.fast_steps = fast_steps
         self.coef = np.zeros(1 << dim_log2)
         self.intercept = 0.0
         self.steps = 0
@@ -119,9 +110,8 @@ class LinkTextModel:
         value = 1.0 / np.sqrt(len(features)) if len(features) else 0.0
         margin = float(self.coef[features].sum()) * value + self.intercept
         grad = 1.0 / (1.0 + np.exp(-max(min(margin, 30.0), -30.0))) - float(paid)
-        eta = self.fast_eta if self.steps < self.fast_steps else self.eta
-        self.coef[features] -= eta * grad * value
-        self.intercept -= eta * grad
+        self.coef[features] -= self.eta * grad * value
+        self.intercept -= self.eta * grad
         self.steps += 1
         self.positives += bool(paid)
 

@@ -372,12 +372,10 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         """A template's credit so far was earned by the links it handed out; what it is worth now depends
         on the links it still holds. Where the link text tells its pages apart (of its last pages fed back,
         those that paid looked at least ``_TEXT_TELLS`` times likelier to, by the model, than those that did
-        not), its discount is 1 - P(its best waiting link pays) / the mean P of those pages, down to
-        -_TEXT_BOOST when it holds better-looking links than those (its value then rises above its mean: a
-        goal page's "Reported online" links after the template's barren ones). Without it, a template whose
-        "Reported online" links were all taken keeps the mean they earned and hands out its "Exploring data
-        sources" ones until their zeros wear the mean down, while the goal pages that would reveal more
-        "Reported online" links wait. Where
+        not), its discount is 1 - P(its best waiting link pays) / the mean P of those pages (0 when it holds
+        better-looking links than those). Without it, a template whose "Reported online" links were all
+        taken keeps the mean they earned and hands out its "Exploring data sources" ones until their zeros
+        wear the mean down, while the goal pages that would reveal more "Reported online" links wait. Where
         the text does not tell (a catalogue's pager, whose pages all paid; words the model cannot read), no
         discount: the best of a sample of links ranked by the model always looks worse than the links taken
         before it, whatever they hold. ``best``: the log-odds of its best waiting link (None: unknown);
@@ -395,7 +393,7 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         best_p = float(_sigmoid(np.array([best]))[0])
         if newcomers:  # the best waiting link so far was (1 - discount) x the pulled mean
             best_p = max(best_p, (1.0 - self._sub_discount[sub]) * pulled_p)
-        self._sub_discount[sub] = max(-_TEXT_BOOST, 1.0 - best_p / pulled_p)
+        self._sub_discount[sub] = max(0.0, 1.0 - best_p / pulled_p)
 
     def _hand_out(self, action: int, sub: int) -> int:
         """A pull chosen outside the bandits, counted in both as a pull of its action and sub-arm."""
@@ -659,10 +657,6 @@ _NO_SCORES = np.zeros(0)
 # that paid looked _TEXT_TELLS times likelier to pay than those that did not.
 _TEXT_PULLED = 16
 _TEXT_TELLS = 2.0
-# At most this much above its mean credit (as a fraction) for a template whose waiting links look likelier to
-# pay than those it handed out. Alone it changed nothing measured; with a step of 3 it took rw from +0.03 to
-# +0.05 (issue 19 rounds 9-10).
-_TEXT_BOOST = 1.0
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
