@@ -31,3 +31,17 @@ def test_a_run_that_never_reached_90_percent_is_charged_its_budget_and_flagged()
 
 def test_a_count_the_harness_wrote_as_inf_or_null_is_never_reached():
     assert _pct("inf", 400) == math.inf and _pct(None, 400) == math.inf and _pct(100, 400) == 25.0
+
+
+def test_targets_within_a_budget_are_read_off_the_curve_at_its_last_point_inside():
+    from sbcrawl_dev.bench.replay import found_within
+    curve = [(0, 0), (3, 1), (7, 2), (12, 3), (20, 3)]
+    assert [found_within(curve, n) for n in (0, 2, 3, 11, 12, 100)] == [0, 0, 1, 2, 3, 3]
+
+
+def test_table_gives_each_policys_median_share_found_within_a_small_budget():
+    runs = [_run("default", 1, 65.0, found_in_small_budget=0.5, bfs_found_in_small_budget=0.1),
+            _run("default", 2, 40.0, found_in_small_budget=0.7, bfs_found_in_small_budget=0.1),
+            _run("focused", 1, 90.0, found_in_small_budget=0.2, bfs_found_in_small_budget=0.1)]
+    line = summarise(runs, ["default", "focused"]).splitlines()[-1]
+    assert line.endswith("rw: BFS 10%, default 60%, focused 20%")

@@ -35,6 +35,9 @@ from sbcrawl_dev.bench.harness import (
 )
 
 DEFAULT_POLICIES = "default,sb-classifier-paper,focused,tres,anthelion"
+# A scheduled run's budget is often far below the site's size: the share of the targets a crawl holds when a
+# budget of a quarter of the site's URLs runs out is read off the same run (requests to 90 % say nothing of it)
+SMALL_BUDGET_SHARE = 0.25
 
 
 @dataclass
@@ -57,6 +60,19 @@ class ReplayRun:
     pages_revealing_nothing: int  # HTML pages up to the 90 % point that revealed no new target link
     exit_code: int
     wall_s: float
+    found_in_small_budget: float = math.nan  # share of the targets retrieved within SMALL_BUDGET_SHARE x URLs
+    bfs_found_in_small_budget: float = math.nan
+
+
+def found_within(curve: list, requests: int) -> int:
+    """Targets retrieved within the first ``requests`` requests, from a harness curve of (request, targets
+    so far) points in request order."""
+    got = 0
+    for at, count in curve:
+        if at > requests:
+            break
+        got = count
+    return got
 
 
 def _pct(requests: float | str | None, total: int) -> float:
@@ -85,6 +101,8 @@ def run_one(eval_dir: Path, site: str, policy: str, run: int, workdir: Path, ext
         shutil.copy(result_json, keep / result_json.name)
     total = int(data["site"]["total_urls"])
     crawler, waste = data["crawler"], data["waste"] or {}
+    small_budget, n_targets = math.ceil(SMALL_BUDGET_SHARE * total), max(1, int(data["site"]["targets"]))
+    bfs_curve = data["baselines"]["BFS"].get("curve")
     return ReplayRun(
         site=site, policy=policy, run=run, total_urls=total, targets=int(data["site"]["targets"]),
         budget=int(data["budget"]), pct_to_90=_pct(crawler["requests_to_90"], total),
@@ -94,7 +112,9 @@ def run_one(eval_dir: Path, site: str, policy: str, run: int, workdir: Path, ext
         missing_from_outputs=int(data["verification"]["targets_missing_from_outputs"]),
         redirects_to_known=int(waste.get("redirects_to_known_url", 0)),
         pages_revealing_nothing=int(waste.get("html_revealing_nothing_new", 0)),
-        exit_code=int(data["run"]["exit_code"]), wall_s=float(data["run"]["wall_seconds"]))
+        exit_code=int(data["run"]["exit_code"]), wall_s=float(data["run"]["wall_seconds"]),
+        found_in_small_budget=found_within(crawler["curve"], small_budget) / n_targets,
+        bfs_found_in_small_budget=found_within(bfs_curve, small_budget) / n_targets if bfs_curve else math.nan)
 
 
 def _cell(runs: list[ReplayRun], bfs: float, tree: float, budget_pct: float) -> tuple[str, float | None]:
@@ -147,7 +167,24 @@ def summarise(runs: list[ReplayRun], policies: list[str]) -> str:
                              f"{statistics.median(r.pages_revealing_nothing for r in mine):.0f}")
     lines.append("before 90 %, redirects to a known URL / pages revealing no new target (median): "
                  + "; ".join(waste))
+    lines.append(_small_budget_line(runs, sites, policies))
     return "\n".join(lines)
+
+
+def _small_budget_line(runs: list[ReplayRun], sites: list[str], policies: list[str]) -> str:
+    """Per site, the share of the targets found when a budget of a quarter of the site's URLs ran out:
+    BFS's and each policy's median over its runs."""
+    parts = []
+    for site in sites:
+        mine = [r for r in runs if r.site == site]
+        cells = [f"BFS {mine[0].bfs_found_in_small_budget:.0%}"]
+        for policy in policies:
+            shares = [r.found_in_small_budget for r in mine if r.policy == policy]
+            if shares:
+                cells.append(f"{policy} {statistics.median(shares):.0%}")
+        parts.append(f"{site}: " + ", ".join(cells))
+    return (f"targets found within {SMALL_BUDGET_SHARE:.0%} of the site's URLs in requests (median of runs): "
+            + "; ".join(parts))
 
 
 def main(argv: list[str] | None = None) -> int:
