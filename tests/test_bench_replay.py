@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from sbcrawl_dev.bench.harness import found_within
 from sbcrawl_dev.bench.replay import ReplayRun, _pct, summarise
 
 
@@ -34,7 +35,6 @@ def test_a_count_the_harness_wrote_as_inf_or_null_is_never_reached():
 
 
 def test_targets_within_a_budget_are_read_off_the_curve_at_its_last_point_inside():
-    from sbcrawl_dev.bench.replay import found_within
     curve = [(0, 0), (3, 1), (7, 2), (12, 3), (20, 3)]
     assert [found_within(curve, n) for n in (0, 2, 3, 11, 12, 100)] == [0, 0, 1, 2, 3, 3]
 

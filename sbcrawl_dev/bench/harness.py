@@ -29,6 +29,9 @@ from sbcrawl_dev.bench import heldout
 
 DEV_PROFILES = ("dev-archive", "dev-catalogue", "dev-hubs", "dev-multilingual", "dev-deep-tree", "dev-buried")
 _REPO = Path(__file__).resolve().parents[2]
+# A scheduled run's budget is often far below the site's size: the share of the targets a crawl holds when a
+# budget of a quarter of the site's URLs runs out is read off the same run (requests to 90 % say nothing of it)
+SMALL_BUDGET_SHARE = 0.25
 
 
 @dataclass
@@ -49,6 +52,8 @@ class HarnessRun:
     trap_requests: int
     exit_code: int
     wall_s: float
+    found_in_small_budget: float = math.nan  # share of the targets retrieved within SMALL_BUDGET_SHARE x URLs
+    bfs_found_in_small_budget: float = math.nan
 
 
 def _eval_modules(eval_dir: Path):
@@ -116,6 +121,8 @@ def run_one(eval_dir: Path, profile: str, seed: int, policy: str, scale: float, 
     curve = crawler.get("curve") or [(0, 0)]
     last_new = max((x for x, _y in _rises(curve)), default=0)
     pct = crawler["requests_to_90_pct_site"]
+    small_budget, n_targets = math.ceil(SMALL_BUDGET_SHARE * site.total_urls), max(1, crawler["targets_total"])
+    bfs_curve = data["baselines"]["BFS"].get("curve")
     return HarnessRun(
         profile=profile, seed=seed, policy=policy, total_urls=site.total_urls, budget=budget,
         pct_to_90=math.inf if pct is None else float(pct),
@@ -124,7 +131,9 @@ def run_one(eval_dir: Path, profile: str, seed: int, policy: str, scale: float, 
         targets_retrieved=crawler["targets_retrieved"],
         missing_from_outputs=data["verification"]["targets_missing_from_outputs"],
         requests_after_last_target=crawler["requests"] - last_new, trap_requests=crawler["trap_requests"],
-        exit_code=data["run"]["exit_code"], wall_s=data["run"]["wall_seconds"])
+        exit_code=data["run"]["exit_code"], wall_s=data["run"]["wall_seconds"],
+        found_in_small_budget=found_within(curve, small_budget) / n_targets,
+        bfs_found_in_small_budget=found_within(bfs_curve, small_budget) / n_targets if bfs_curve else math.nan)
 
 
 def _rises(curve: Sequence[Sequence[float]]):
@@ -133,6 +142,33 @@ def _rises(curve: Sequence[Sequence[float]]):
         if prev is None or y > prev:
             yield x, y
         prev = y
+
+
+def found_within(curve: Sequence[Sequence[float]], requests: int) -> int:
+    """Targets retrieved within the first ``requests`` requests, from a harness curve of (request, targets
+    so far) points in request order."""
+    got = 0
+    for at, count in curve:
+        if at > requests:
+            break
+        got = int(count)
+    return got
+
+
+def small_budget_line(runs: Sequence, key: str, policies: Sequence[str]) -> str:
+    """Per site (``key``: the runs' attribute naming it), the share of the targets found when a budget of
+    SMALL_BUDGET_SHARE x the site's URLs ran out: BFS's and each policy's median over its runs."""
+    parts = []
+    for name in dict.fromkeys(getattr(r, key) for r in runs):
+        mine = [r for r in runs if getattr(r, key) == name]
+        cells = [f"BFS {statistics.median(r.bfs_found_in_small_budget for r in mine):.0%}"]
+        for policy in policies:
+            shares = [r.found_in_small_budget for r in mine if r.policy == policy]
+            if shares:
+                cells.append(f"{policy} {statistics.median(shares):.0%}")
+        parts.append(f"{name}: " + ", ".join(cells))
+    return (f"targets found within {SMALL_BUDGET_SHARE:.0%} of the site's URLs in requests (median of runs): "
+            + "; ".join(parts))
 
 
 def gap_closed(bfs: float, ours: float, tree: float) -> float:
@@ -189,6 +225,7 @@ def summarise(runs: list[HarnessRun], policies: Sequence[str], budget_factor: fl
             if after:
                 tails.append(f"{profile}/{policy} {statistics.median(after):.0f}")
     lines.append("requests after the last new dataset (median over seeds): " + "; ".join(tails))
+    lines.append(small_budget_line(runs, "profile", policies))
     return "\n".join(lines)
 
 

@@ -27,17 +27,17 @@ from pathlib import Path
 from sbcrawl_dev.bench import replay_sites
 from sbcrawl_dev.bench.harness import (
     SERIAL_HELP,
+    SMALL_BUDGET_SHARE,
     crawl_args,
     crawl_command,
     default_eval_dir,
+    found_within,
     gap_closed,
+    small_budget_line,
     write_results,
 )
 
 DEFAULT_POLICIES = "default,sb-classifier-paper,focused,tres,anthelion"
-# A scheduled run's budget is often far below the site's size: the share of the targets a crawl holds when a
-# budget of a quarter of the site's URLs runs out is read off the same run (requests to 90 % say nothing of it)
-SMALL_BUDGET_SHARE = 0.25
 
 
 @dataclass
@@ -62,17 +62,6 @@ class ReplayRun:
     wall_s: float
     found_in_small_budget: float = math.nan  # share of the targets retrieved within SMALL_BUDGET_SHARE x URLs
     bfs_found_in_small_budget: float = math.nan
-
-
-def found_within(curve: list, requests: int) -> int:
-    """Targets retrieved within the first ``requests`` requests, from a harness curve of (request, targets
-    so far) points in request order."""
-    got = 0
-    for at, count in curve:
-        if at > requests:
-            break
-        got = count
-    return got
 
 
 def _pct(requests: float | str | None, total: int) -> float:
@@ -167,24 +156,8 @@ def summarise(runs: list[ReplayRun], policies: list[str]) -> str:
                              f"{statistics.median(r.pages_revealing_nothing for r in mine):.0f}")
     lines.append("before 90 %, redirects to a known URL / pages revealing no new target (median): "
                  + "; ".join(waste))
-    lines.append(_small_budget_line(runs, sites, policies))
+    lines.append(small_budget_line(runs, "site", policies))
     return "\n".join(lines)
-
-
-def _small_budget_line(runs: list[ReplayRun], sites: list[str], policies: list[str]) -> str:
-    """Per site, the share of the targets found when a budget of a quarter of the site's URLs ran out:
-    BFS's and each policy's median over its runs."""
-    parts = []
-    for site in sites:
-        mine = [r for r in runs if r.site == site]
-        cells = [f"BFS {mine[0].bfs_found_in_small_budget:.0%}"]
-        for policy in policies:
-            shares = [r.found_in_small_budget for r in mine if r.policy == policy]
-            if shares:
-                cells.append(f"{policy} {statistics.median(shares):.0%}")
-        parts.append(f"{site}: " + ", ".join(cells))
-    return (f"targets found within {SMALL_BUDGET_SHARE:.0%} of the site's URLs in requests (median of runs): "
-            + "; ".join(parts))
 
 
 def main(argv: list[str] | None = None) -> int:
