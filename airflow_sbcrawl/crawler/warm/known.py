@@ -69,6 +69,9 @@ class MemoryIndex:
             self.described_by.setdefault(item, []).append(page)
         self.lists = {page for page, item in self.described if item in self.pages}
         self.barren = self._barren()
+        # listings of listings: pages that described at least two listing pages (a data portal's catalogues)
+        self.hubs = {page for page, n in Counter(page for page, item in self.described if item in self.lists).items()
+                     if n >= 2}
         self.clock = _site_clock(memory)
         self.paths = _productive_paths(memory)
         self.seen = set(memory.seen_urls.tolist())  # keys of the URLs the last runs met

@@ -413,7 +413,10 @@ class RevisitPlan:
             if changed and telling:
                 self._cover(link_id, vouched=False)  # in a new context: checked or revisited below
             elif not changed and link in described:
-                self._cover(link_id, vouched=True)
+                # A row as it was vouches for the page it leads to as a 304 would, unless that page lists
+                # other pages: a hub's row of a catalogue (its name, its count) reads the same when datasets
+                # in it were updated, and the catalogue's rows are where that shows.
+                self._cover(link_id, vouched=link_id not in index.lists)
             if link_id in self._done or not changed or not telling:
                 continue
             if link_id in known:
@@ -552,6 +555,16 @@ class RevisitPlan:
         if not heirs and page_id in index.lists:  # (its next page may be one the last runs never read)
             heirs = self._unread_heirs(url, contexts, described)
         if not heirs:
+            # No later page: the nearest listing of listings it links barely (the start page's menu link to a
+            # data portal whose rows are the catalogues) is where its new rows show whose catalogues changed:
+            # followed as a next page is, not credited with the rows this page no longer shows (they did not
+            # go there). Without it the catalogues waited for the revisits by gain, after the publications
+            # (deep seed 0, one request at a time: 1,028 -> 1,098 requests to 90 %).
+            depth = self.links.depth
+            hubs = [(depth[i], i) for link in contexts if link not in described and (i := ids.get(link)) is not None
+                    and i in index.hubs and i not in self._done and depth[i] > depth[page_id]]
+            if hubs:
+                self._next_page[page_id] = min(hubs)[1]
             return
         heir = min(heirs)[1]
         self._next_page[page_id] = heir
