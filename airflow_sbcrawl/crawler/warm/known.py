@@ -10,6 +10,7 @@ import email.utils
 import re
 from collections import Counter
 from collections.abc import Callable
+from urllib.parse import parse_qsl, urlsplit
 
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.memory import KnownDataset, SiteMemory
@@ -19,6 +20,8 @@ from airflow_sbcrawl.crawler.policies.base import NewLink
 ID = re.compile(r"#[^ .]*|\d+")
 # A new link placed as at least this many known pages were (a new row of a catalogue) is visited early.
 _PATH_SUPPORT = 2
+# A listing's page number in its path (WordPress and others: /news/page/3/).
+_PATH_PAGE = re.compile(r"^(.*)/page/(\d+)/?$")
 
 
 def add_pages(memory: SiteMemory, links: LinkTable) -> None:
@@ -66,7 +69,9 @@ class MemoryIndex:
             self.described_by.setdefault(item, []).append(page)
         self.lists = {page for page, item in self.described if item in self.pages}
         self.barren = self._barren()
-        self.pagers = self._pager_paths()
+        # listings of listings: pages that described at least two listing pages (a data portal's catalogues)
+        self.hubs = {page for page, n in Counter(page for page, item in self.described if item in self.lists).items()
+                     if n >= 2}
         self.clock = _site_clock(memory)
         self.paths = _productive_paths(memory)
         self.seen = set(memory.seen_urls.tolist())  # keys of the URLs the last runs met
@@ -117,15 +122,6 @@ class MemoryIndex:
             if 2 * sum(i in self.known or i in productive for i in rows) < len(rows):
                 barren.add(page)
         return barren
-
-    def _pager_paths(self) -> set[str]:
-        """Tag paths (ids and numbers left out) of the links that led from a known listing page to the
-        next one (a pager's "next"): where a listing's next page is linked, learned from the last runs."""
-        parent, out = self.links.parent, set()
-        for page in self.lists:
-            if parent[page] in self.lists:
-                out.add(ID.sub("", self.links.tag_path(page)))
-        return out
 
     def contexts(self, link_id: int) -> set[str]:
         """Hashes of the contexts the last runs saw a known page or dataset in."""
@@ -190,3 +186,29 @@ def _productive_paths(memory: SiteMemory) -> set[str]:
     parents = {p.parent for p in memory.pages.values()}
     counts = Counter(ID.sub("", p.tag_path) for p in memory.pages.values() if p.tag_path and p.url not in parents)
     return {path for path, n in counts.items() if n >= _PATH_SUPPORT}
+
+
+def later_page(page: str, link: str) -> int | None:
+    """The number of ``link`` when it is a later page of the listing ``page`` shows (the page a pager's
+    "next" leads to), else None: the same host and path with the same query but for one parameter whose
+    value is a larger number (``?page=2``, ``?start=20``; none on the first page), or the same query with
+    ``/page/<larger number>`` in the path. A listing's next page is told so, not by where its link sits:
+    the links that led from one known listing page to another included a site's menus and footers (a home
+    page and a data portal's home are listings too), and in a warm run those made the footer's "about" page
+    the "next page" of most catalogues, revisited first and credited with the rows they no longer showed."""
+    a, b = urlsplit(page), urlsplit(link)
+    if (a.scheme, a.netloc.lower()) != (b.scheme, b.netloc.lower()):
+        return None
+    if a.path == b.path:
+        mine, theirs = (dict(parse_qsl(q, keep_blank_values=True)) for q in (a.query, b.query))
+        differ = [k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k)]
+        if len(differ) != 1 or not theirs.get(differ[0], "").isdigit():
+            return None
+        number, before = int(theirs[differ[0]]), mine.get(differ[0], "0")
+        return number if before.isdigit() and number > int(before) else None
+    if a.query != b.query or (there := _PATH_PAGE.match(b.path)) is None:
+        return None
+    here = _PATH_PAGE.match(a.path)
+    base, before = (here.group(1), int(here.group(2))) if here else (a.path.rstrip("/"), 0)
+    number = int(there.group(2))
+    return number if there.group(1) == base and number > before else None

@@ -43,7 +43,7 @@ from airflow_sbcrawl.crawler.memory import SiteMemory, url_key
 from airflow_sbcrawl.crawler.policies.base import NewLink
 from airflow_sbcrawl.crawler.warm.changes import Changes
 from airflow_sbcrawl.crawler.warm.contexts import PageLinks
-from airflow_sbcrawl.crawler.warm.known import ID, MemoryIndex, add_pages
+from airflow_sbcrawl.crawler.warm.known import MemoryIndex, add_pages, later_page
 from airflow_sbcrawl.crawler.warm.observations import Observations
 
 log = logging.getLogger(__name__)
@@ -413,7 +413,10 @@ class RevisitPlan:
             if changed and telling:
                 self._cover(link_id, vouched=False)  # in a new context: checked or revisited below
             elif not changed and link in described:
-                self._cover(link_id, vouched=True)
+                # A row as it was vouches for the page it leads to as a 304 would, unless that page lists
+                # other pages: a hub's row of a catalogue (its name, its count) reads the same when datasets
+                # in it were updated, and the catalogue's rows are where that shows.
+                self._cover(link_id, vouched=link_id not in index.lists)
             if link_id in self._done or not changed or not telling:
                 continue
             if link_id in known:
@@ -542,18 +545,28 @@ class RevisitPlan:
             self._file(Tier.URGENT, 0, nxt)
 
     def _pass_on(self, page_id: int, contexts: dict[str, set[str]], described: set[str]) -> None:
-        """Where a listing's rows went: its next page, the first page it links barely among those that
-        describe pages too, are still to revisit and lie farther from the start ("next", not "previous").
-        What the page described last time and shows no more moved on to that page (a catalogue's rows shift
-        as datasets are added): it gets their credit in the revisit order."""
-        ids, depth, index = self.links.ids, self.links.depth, self.index
-        heirs = [i for link in contexts if link not in described and (i := ids.get(link)) is not None
-                 and i in index.lists and i not in self._done and depth[i] > depth[page_id]]
+        """Where a listing's rows went: its next page, the known listing page it links barely, still to
+        revisit, that is a later page of the same listing (``later_page``), the nearest one ("next", not
+        "last"). What the page described last time and shows no more moved on to that page (a catalogue's
+        rows shift as datasets are added): it gets their credit in the revisit order."""
+        ids, index, url = self.links.ids, self.index, self.links.urls[page_id]
+        heirs = [(number, i) for link in contexts if link not in described and (i := ids.get(link)) is not None
+                 and i in index.lists and i not in self._done and (number := later_page(url, link)) is not None]
         if not heirs and page_id in index.lists:  # (its next page may be one the last runs never read)
-            heirs = self._unread_heirs(contexts, described)
+            heirs = self._unread_heirs(url, contexts, described)
         if not heirs:
+            # No later page: the nearest listing of listings it links barely (the start page's menu link to a
+            # data portal whose rows are the catalogues) is where its new rows show whose catalogues changed:
+            # followed as a next page is, not credited with the rows this page no longer shows (they did not
+            # go there). Without it the catalogues waited for the revisits by gain, after the publications
+            # (deep seed 0, one request at a time: 1,028 -> 1,098 requests to 90 %).
+            depth = self.links.depth
+            hubs = [(depth[i], i) for link in contexts if link not in described and (i := ids.get(link)) is not None
+                    and i in index.hubs and i not in self._done and depth[i] > depth[page_id]]
+            if hubs:
+                self._next_page[page_id] = min(hubs)[1]
             return
-        heir = min(heirs, key=lambda i: depth[i])  # the nearest; the first on the page among those
+        heir = min(heirs)[1]
         self._next_page[page_id] = heir
         urls = self.links.urls
         gone = [i for i in index.listing.get(page_id, ()) if i not in self._covered and urls[i] not in contexts
@@ -563,25 +576,23 @@ class RevisitPlan:
             self._credit(heir, gone)
             self._file(Tier.REVISIT, self._gain(heir), heir)
 
-    def _unread_heirs(self, contexts: dict[str, set[str]], described: set[str]) -> list[int]:
-        """A listing page's bare links that the last runs met and never read (its next page, when their
-        budget or their order left it: in the link table from the memory's frontier), placed as the links
-        from one known listing page to the next were (``MemoryIndex.pagers``): the first of them on the
-        page is taken for its next page. Without
-        it a listing whose first page shows new rows stops there, and the rows pushed on to the page the
-        last runs did not read wait for the policy, after the plan (deep-sitemap seed 1: a catalogue's
-        second page, never read in the cold run, held the last tenth of the new datasets, found after
-        ~5,000 requests of facet pages)."""
-        ids, index = self.links.ids, self.index
+    def _unread_heirs(self, url: str, contexts: dict[str, set[str]], described: set[str]) -> list[tuple[int, int]]:
+        """A listing page's later pages (``later_page``) among its bare links that the last runs met and
+        never read (its next page, when their budget or their order left it: in the link table from the
+        memory's frontier), with their numbers. Without them a listing whose first page shows new rows
+        stops there, and the rows pushed on to the page the last runs did not read wait for the policy,
+        after the plan (deep-sitemap seed 1: a catalogue's second page, never read in the cold run, held
+        the last tenth of the new datasets, found after ~5,000 requests of facet pages)."""
+        ids, index, out = self.links.ids, self.index, []
         for link in contexts:
             i = ids.get(link)
             if (link in described or i is None or i in self._done or i in index.pages or i in index.known
-                    or self.links.predicted[i] == TARGET or ID.sub("", self.links.tag_path(i)) not in index.pagers):
+                    or self.links.predicted[i] == TARGET or (number := later_page(url, link)) is None):
                 continue
             key = url_key(link)
             if key in index.seen and key not in index.read:
-                return [i]
-        return []
+                out.append((number, i))
+        return out
 
     def _credit(self, heir: int, rows: list[int]) -> None:
         self.index.listing[heir] = [*self.index.listing.get(heir, ()), *rows]
