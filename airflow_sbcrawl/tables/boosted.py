@@ -2,12 +2,15 @@
 
 A fitted ``HistGradientBoostingClassifier`` becomes four arrays per tree (the feature a node
 tests, its threshold, its two children; a leaf points to itself) and the leaves' values. All trees are
-padded to the same number of nodes, so that one numpy step moves every row through every tree at once:
-the cost of a prediction is ``depth`` steps over a (rows x trees) array, whatever the number of trees.
-Loading the JSON runs no code (never a pickle).
+padded to the same number of nodes, so that one numpy step moves every row through every tree at once
+(``_walk``: ``depth`` steps over a (rows x trees) array, whatever the number of trees); trees of depth 4
+or less are also kept as complete heaps (``_Heaps``), whose evaluation needs no step per level and gives
+the same scores to the bit at about half the cost. Loading the JSON runs no code (never a pickle).
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -37,6 +40,7 @@ class BoostedTrees:
         self._threshold = threshold.ravel()
         self._children = np.stack([right.ravel() + offset, left.ravel() + offset], axis=1).ravel().astype(np.intp)
         self._value = value.ravel()
+        self._heap = _Heaps(self) if 0 < depth <= _Heaps.DEPTH else None
 
     @classmethod
     def from_sklearn(cls, model) -> BoostedTrees:
@@ -61,6 +65,15 @@ class BoostedTrees:
         if len(x) == 0:
             return np.zeros((0, k))
         x = np.ascontiguousarray(x, dtype=float)
+        if self._heap is None or len(x) < _Heaps.MIN_ROWS:
+            return self._walk(x)
+        # round after round, as the walk's sum(axis=1) adds them (a reduction over the first axis)
+        total = np.add.reduce(self._heap.leaf_values(x).reshape(-1, k, x.shape[0] + (-len(x)) % 8), axis=0)
+        return self.base + total[:, : len(x)].T
+
+    def _walk(self, x: np.ndarray) -> np.ndarray:
+        """``raw`` by moving every row down every tree one level at a time (trees of any depth)."""
+        k = len(self.base)
         # the first step: every row at the roots, whose features and thresholds are one per tree
         node = self._roots
         if self.depth:
@@ -122,6 +135,101 @@ class BoostedTrees:
             value[t, :n] = tree["value"]
         base = np.asarray(params["base"], dtype=float)
         return cls(feature, threshold, left, right, value, base, int(params["depth"]))
+
+
+class _Heaps:
+    """The trees padded to complete binary trees of depth ``DEPTH`` (4), evaluated level-free.
+
+    Tree ``t``'s inner node ``h`` in heap order (children of ``h`` at ``2h + 1``, taken when ``x <=
+    threshold``, and ``2h + 2``) is slot ``h`` of the tree (15 nodes and one unused slot); a leaf above the
+    last level becomes a subtree whose nodes compare with +inf (a NaN goes right, to a copy of the same
+    leaf) and whose last-level leaves all hold its value. For a block of rows, every distinct (feature,
+    threshold) of the slots is compared once (1,541 for the 320 role trees' 5,120 slots), the slots' bits
+    gathered from those in blocks of rows (a gather of whole rows, not of single elements), each tree's 16
+    bits packed into one 16-bit code four rows at a time (a 64-bit word holds one 16-bit lane per row),
+    and one table common to all trees maps a code to the leaf its path reaches: ten numpy calls whatever
+    the depth, instead of seven per level. The leaf values are the walk's and are added round after
+    round as the walk's ``sum(axis=1)`` adds them, so the raw scores are the same to the bit
+    (``tests/test_tables_boosted.py``).
+    """
+
+    DEPTH = 4
+    INNER = 2**DEPTH - 1
+    SLOTS = INNER + 1  # 16 bits per tree: two bytes
+    #: fewer rows than this go through the walk, cheaper for them (the packing's cost is fixed)
+    MIN_ROWS = 2
+
+    def __init__(self, trees: BoostedTrees) -> None:
+        n_trees = len(trees.feature)
+        feature = np.zeros((n_trees, self.SLOTS), dtype=np.intp)
+        threshold = np.full((n_trees, self.SLOTS), np.inf)
+        self.leaf = np.zeros((n_trees, self.INNER + 1))
+        for t in range(n_trees):
+            self._place(trees, feature, threshold, t, 0, 0, 0)
+        pairs, slot_pair = np.unique(np.stack([feature.ravel().astype(float), threshold.ravel()]), axis=1,
+                                     return_inverse=True)
+        self.pair_feature = pairs[0].astype(np.intp)
+        self.pair_threshold = pairs[1][:, None]
+        # slot h of every tree, then slot h + 1 ...: a slot's bits for all trees and rows are one block
+        self.slot_pair = slot_pair.reshape(n_trees, self.SLOTS).T.ravel().astype(np.intp)
+        self.n_trees = n_trees
+        self.leaf = self.leaf.ravel()
+        self.offset = (np.arange(n_trees) * (self.INNER + 1))[:, None]
+        self.leaf_of_code = _leaf_table(self.DEPTH)
+
+    def _place(self, trees: BoostedTrees, feature: np.ndarray, threshold: np.ndarray, t: int, node: int, h: int,
+               level: int) -> None:
+        """Tree ``t``'s ``node`` and its subtree at heap position ``h``, ``level`` steps below the root."""
+        left, right = trees.left[t, node], trees.right[t, node]
+        if left == node and right == node:  # a leaf: every last-level position under h holds its value
+            first = h
+            for _ in range(self.DEPTH - level):
+                first = 2 * first + 1
+            first -= self.INNER
+            self.leaf[t, first : first + (1 << (self.DEPTH - level))] = trees.value[t, node]
+            return
+        feature[t, h] = trees.feature[t, node]
+        threshold[t, h] = trees.threshold[t, node]
+        self._place(trees, feature, threshold, t, left, 2 * h + 1, level + 1)
+        self._place(trees, feature, threshold, t, right, 2 * h + 2, level + 1)
+
+    def leaf_values(self, x: np.ndarray) -> np.ndarray:
+        """Every tree's leaf value for every row of ``x``: (trees, rows rounded up to a multiple of 8, the
+        rows added being zeros)."""
+        padded = np.zeros((x.shape[1], -(-len(x) // 8) * 8))
+        padded[:, : len(x)] = x.T
+        goes_left = np.less_equal(np.take(padded, self.pair_feature, axis=0), self.pair_threshold,
+                                  out=np.empty((len(self.pair_feature), padded.shape[1]), dtype=np.uint16),
+                                  casting="unsafe")
+        codes = _pack(np.take(goes_left, self.slot_pair, axis=0), self.n_trees)
+        return self.leaf[self.leaf_of_code[codes] + self.offset]
+
+
+#: slot h's bit shifted to bit h of its 16-bit code
+_SHIFTS = np.arange(16, dtype=np.uint64)[:, None]
+
+
+def _pack(bits: np.ndarray, n_trees: int) -> np.ndarray:
+    """(16 slots x trees, rows) of 0/1 in 16 bits, rows a multiple of 4 -> (trees, rows) 16-bit codes: a
+    64-bit word of ``bits`` holds 4 rows' bits of one slot of one tree, so shifting each slot's words to
+    its bit and or-ing the 16 slots gives 4 rows' codes at once, in place."""
+    words = bits.view(np.uint64).reshape(16, -1) << _SHIFTS
+    return np.bitwise_or.reduce(words, axis=0).view(np.uint16).reshape(n_trees, -1)
+
+
+@functools.cache
+def _leaf_table(depth: int) -> np.ndarray:
+    """For every 16-bit code ``_pack`` gives (heap node ``h`` sending a row left as bit ``h``, slot 15
+    unused), the last-level position (0 = leftmost) a row reaches from the root of a tree of ``depth``."""
+    inner = 2**depth - 1
+    patterns = ((np.arange(1 << 16)[None, :] >> np.arange(16)[:, None]) & 1).astype(np.uint16)  # (slots, codes)
+    codes = _pack(patterns, 1)[0]
+    h = np.zeros(patterns.shape[1], dtype=np.intp)
+    for _ in range(depth):
+        h = 2 * h + 2 - patterns[h, np.arange(patterns.shape[1])]
+    table = np.zeros(1 << 16, dtype=np.intp)
+    table[codes] = h - inner
+    return table
 
 
 def _blank(n_trees: int, n_nodes: int) -> tuple[np.ndarray, ...]:

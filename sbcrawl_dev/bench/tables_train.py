@@ -13,7 +13,8 @@ triathlon results) do not outweigh all the others.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -146,8 +147,25 @@ def prepare(corpora: dict[str, list[dict]], augment: bool = False, seed: int = 0
     return out
 
 
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """BLAS and OpenMP limited to one thread, so that a fit is a function of its data only.
+
+    OpenBLAS shares a matrix product out among its threads and rounds its sums differently with their
+    number (a logistic regression on 3,001 random rows already ends with other last bits on 2 threads
+    than on 1, on 20,000 rows not): the line model then depends on ``OMP_NUM_THREADS`` and the machine's
+    cores, and after a few thousand L-BFGS steps so do the region models learning from its predictions
+    and their scores (the SAUS-held-out models of two LOCO runs differed by 0.014 in
+    exact F1). On one thread it is also faster on a shared machine: idle OpenBLAS threads spin.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
+
 def fit_lines(data: Sequence[SheetData], max_lines: int = MAX_LINES, C: float = 1.0) -> LineClassifier:
-    """The line model fitted on the non-empty lines of ``data``."""
+    """The line model fitted on the non-empty lines of ``data`` (on one thread: ``one_thread``)."""
     xs, ys, ws = [], [], []
     for d in data:
         keep = d.lines
@@ -156,7 +174,8 @@ def fit_lines(data: Sequence[SheetData], max_lines: int = MAX_LINES, C: float = 
         xs.append(d.feats[keep][:, : len(FEATURE_NAMES)])
         ys.extend(d.labels[i] for i in keep)
         ws.append(np.full(len(keep), min(1.0, max_lines / len(keep))))
-    return LineClassifier(C=C).fit_features(np.vstack(xs), ys, np.concatenate(ws))
+    with one_thread():
+        return LineClassifier(C=C).fit_features(np.vstack(xs), ys, np.concatenate(ws))
 
 
 # -- where the tables are ---------------------------------------------------------------------------------
@@ -204,11 +223,11 @@ def _sample(d: SheetData, max_lines: int, rng: np.random.Generator) -> np.ndarra
 
 def _hgb_fit(x: np.ndarray, y: np.ndarray, max_iter: int, depth: int):
     """The gradient-boosted trees both region models are (small, so that evaluating them stays cheap),
-    fitted on one thread: OpenMP threads spinning on a shared machine make a small fit minutes long."""
+    fitted on one thread (``one_thread``; OpenMP threads spinning on a shared machine also make a small
+    fit minutes long)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
-    from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(1):
+    with one_thread():
         return HistGradientBoostingClassifier(max_iter=max_iter, max_depth=depth, learning_rate=0.15,
                                               l2_regularization=1.0, min_samples_leaf=20, random_state=0).fit(x, y)
 
