@@ -68,7 +68,8 @@ class BoostedTrees:
         if self._heap is None or len(x) < _Heaps.MIN_ROWS:
             return self._walk(x)
         # round after round, as the walk's sum(axis=1) adds them (a reduction over the first axis)
-        total = np.add.reduce(self._heap.leaf_values(x).reshape(-1, k, x.shape[0] + (-len(x)) % 8), axis=0)
+        values = self._heap.leaf_values(x)  # (trees, rows padded)
+        total = np.add.reduce(values.reshape(-1, k, values.shape[1]), axis=0)
         return self.base + total[:, : len(x)].T
 
     def _walk(self, x: np.ndarray) -> np.ndarray:

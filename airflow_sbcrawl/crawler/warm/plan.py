@@ -32,7 +32,7 @@ from __future__ import annotations
 import heapq
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from enum import IntEnum
 
 import numpy as np
@@ -549,9 +549,9 @@ class RevisitPlan:
         revisit, that is a later page of the same listing (``later_page``), the nearest one ("next", not
         "last"). What the page described last time and shows no more moved on to that page (a catalogue's
         rows shift as datasets are added): it gets their credit in the revisit order."""
-        ids, index, url = self.links.ids, self.index, self.links.urls[page_id]
-        heirs = [(number, i) for link in contexts if link not in described and (i := ids.get(link)) is not None
-                 and i in index.lists and i not in self._done and (number := later_page(url, link)) is not None]
+        index, url = self.index, self.links.urls[page_id]
+        bare = list(self._bare_links(contexts, described))
+        heirs = [(number, i) for link, i in bare if i in index.lists and (number := later_page(url, link)) is not None]
         if not heirs and page_id in index.lists:  # (its next page may be one the last runs never read)
             heirs = self._unread_heirs(url, contexts, described)
         if not heirs:
@@ -561,8 +561,7 @@ class RevisitPlan:
             # go there). Without it the catalogues waited for the revisits by gain, after the publications
             # (deep seed 0, one request at a time: 1,028 -> 1,098 requests to 90 %).
             depth = self.links.depth
-            hubs = [(depth[i], i) for link in contexts if link not in described and (i := ids.get(link)) is not None
-                    and i in index.hubs and i not in self._done and depth[i] > depth[page_id]]
+            hubs = [(depth[i], i) for _, i in bare if i in index.hubs and depth[i] > depth[page_id]]
             if hubs:
                 self._next_page[page_id] = min(hubs)[1]
             return
@@ -576,6 +575,14 @@ class RevisitPlan:
             self._credit(heir, gone)
             self._file(Tier.REVISIT, self._gain(heir), heir)
 
+    def _bare_links(self, contexts: dict[str, set[str]], described: set[str]) -> Iterator[tuple[str, int]]:
+        """The links a page showed bare (not as a row it describes) to known URLs not yet revisited, as
+        (URL, id), in the page's order."""
+        ids = self.links.ids
+        for link in contexts:
+            if link not in described and (i := ids.get(link)) is not None and i not in self._done:
+                yield link, i
+
     def _unread_heirs(self, url: str, contexts: dict[str, set[str]], described: set[str]) -> list[tuple[int, int]]:
         """A listing page's later pages (``later_page``) among its bare links that the last runs met and
         never read (its next page, when their budget or their order left it: in the link table from the
@@ -583,11 +590,10 @@ class RevisitPlan:
         stops there, and the rows pushed on to the page the last runs did not read wait for the policy,
         after the plan (deep-sitemap seed 1: a catalogue's second page, never read in the cold run, held
         the last tenth of the new datasets, found after ~5,000 requests of facet pages)."""
-        ids, index, out = self.links.ids, self.index, []
-        for link in contexts:
-            i = ids.get(link)
-            if (link in described or i is None or i in self._done or i in index.pages or i in index.known
-                    or self.links.predicted[i] == TARGET or (number := later_page(url, link)) is None):
+        index, out = self.index, []
+        for link, i in self._bare_links(contexts, described):
+            if (i in index.pages or i in index.known or self.links.predicted[i] == TARGET
+                    or (number := later_page(url, link)) is None):
                 continue
             key = url_key(link)
             if key in index.seen and key not in index.read:
