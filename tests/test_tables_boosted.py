@@ -41,3 +41,16 @@ def test_trees_deeper_than_the_heaps_are_walked():
     trees, x = _fitted(3, 6, 1)
     assert trees.depth > _Heaps.DEPTH and trees._heap is None
     assert trees.raw(x).tobytes() == trees._walk(x).tobytes()
+
+
+def test_many_rows_go_through_in_blocks_with_the_same_scores(monkeypatch):
+    # blocks of 8 rows, the last of 1 row (walked) or 4: each row's scores are those of the walk, to the bit
+    trees, x = _fitted(3, 4, 2)
+    monkeypatch.setattr(_Heaps, "MAX_ROWS", 8)
+    calls = []
+    leaf_values = _Heaps.leaf_values
+    monkeypatch.setattr(_Heaps, "leaf_values", lambda self, rows: calls.append(len(rows)) or leaf_values(self, rows))
+    for rows in (9, 20, 300):
+        calls.clear()
+        assert trees.raw(x[:rows]).tobytes() == trees._walk(x[:rows]).tobytes()
+        assert max(calls) <= 8 and sum(calls) >= rows - 1  # in blocks (a last row alone is walked)

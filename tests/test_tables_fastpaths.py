@@ -1,5 +1,7 @@
 """The vectorised shortcuts of detection give exactly what the plain per-cell reading gives."""
 
+import itertools
+
 import numpy as np
 
 from airflow_sbcrawl.tables.detect import _FOOTNOTE_MARK, _LEADER, _clean_label, _last_digit
@@ -157,6 +159,13 @@ def test_caseless_search_finds_what_the_ignorecase_patterns_find():
         assert searched.found(pattern).tolist() == expected, pattern.pattern
         hits += sum(expected)
     assert hits >= 12
+    # both patterns of a pair at once (a text with words of both: each found), as each one alone
+    texts += ["Total average", "Source: continued", "mean of all"]
+    searched = _Caseless(texts)
+    for first, second in itertools.permutations(_WITHOUT_IGNORECASE, 2):
+        one, two = searched.found_each(first, second)
+        assert one.tolist() == [first.search(t) is not None for t in texts], first.pattern
+        assert two.tolist() == [second.search(t) is not None for t in texts], second.pattern
 
 
 def test_labels_lose_their_footnote_marks_as_with_the_pattern_alone():

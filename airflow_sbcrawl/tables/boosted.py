@@ -67,6 +67,8 @@ class BoostedTrees:
         x = np.ascontiguousarray(x, dtype=float)
         if self._heap is None or len(x) < _Heaps.MIN_ROWS:
             return self._walk(x)
+        if len(x) > _Heaps.MAX_ROWS:  # a row's scores do not depend on the rows beside it
+            return np.concatenate([self.raw(x[a : a + _Heaps.MAX_ROWS]) for a in range(0, len(x), _Heaps.MAX_ROWS)])
         # round after round, as the walk's sum(axis=1) adds them (a reduction over the first axis)
         values = self._heap.leaf_values(x)  # (trees, rows padded)
         total = np.add.reduce(values.reshape(-1, k, values.shape[1]), axis=0)
@@ -159,6 +161,10 @@ class _Heaps:
     SLOTS = INNER + 1  # 16 bits per tree: two bytes
     #: fewer rows than this go through the walk, cheaper for them (the packing's cost is fixed)
     MIN_ROWS = 2
+    #: more rows than this go through in blocks: the slots' bits take 2 bytes per (slot, row), 10 kB a row
+    #: for the 320 role trees (260 MB for the 25,932 lines of a 2.4 MB long-format CSV at once); blocks of
+    #: 128 rows keep them in the cache, and took 2.4x less time per row than 20,000 rows at once
+    MAX_ROWS = 128
 
     def __init__(self, trees: BoostedTrees) -> None:
         n_trees = len(trees.feature)

@@ -229,13 +229,11 @@ def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarr
     out[:, 2] = np.fromiter(map(len, words), float, len(words)) - np.maximum(n_text - 1, 0)
     out[:, 3] = [f.endswith((":", "--", "\u2014")) for f in firsts]
     first_words, line_words = _Caseless(firsts), _Caseless(words)
-    out[:, 4] = first_words.found(_TOTAL)
-    out[:, 5] = first_words.found(_AVERAGE)
+    out[:, 4], out[:, 5] = first_words.found_each(_TOTAL, _AVERAGE)
     out[:, 6] = _found(_NOTES.match, firsts)
-    out[:, 7] = line_words.found(_SOURCE)
     out[:, 8] = _found(_TITLE.match, firsts)
     out[:, 9] = _found(_UNIT.search, joined)
-    out[:, 10] = line_words.found(_CONTINUED)
+    out[:, 7], out[:, 10] = line_words.found_each(_SOURCE, _CONTINUED)
     out[:, 11] = _upper_shares(joined)
     out[:, 12] = _found(_YEARISH.search, words)
     out[:, 13] = [min(len(r) - len(r.lstrip()), 8) / 8 for r in raw_firsts]
@@ -264,6 +262,25 @@ class _Caseless:
         for k in self.other:
             out[k] = pattern.search(self.texts[k]) is not None
         return out
+
+    def found_each(self, first: re.Pattern, second: re.Pattern) -> tuple[np.ndarray, np.ndarray]:
+        """``found`` of both patterns: the texts searched once for either (a text matches the alternation
+        of two patterns exactly when it matches one of them), the few that do then for each."""
+        either = _EITHER.get((first, second))
+        if either is None:
+            either = _EITHER[first, second] = re.compile(
+                f"(?:{_WITHOUT_IGNORECASE[first].pattern})|(?:{_WITHOUT_IGNORECASE[second].pattern})")
+        out = np.zeros(len(self.texts), dtype=bool), np.zeros(len(self.texts), dtype=bool)
+        for k in np.flatnonzero(_found(either.search, self.lowered)).tolist():
+            out[0][k] = _WITHOUT_IGNORECASE[first].search(self.lowered[k]) is not None
+            out[1][k] = _WITHOUT_IGNORECASE[second].search(self.lowered[k]) is not None
+        for k in self.other:
+            out[0][k] = first.search(self.texts[k]) is not None
+            out[1][k] = second.search(self.texts[k]) is not None
+        return out
+
+
+_EITHER: dict[tuple[re.Pattern, re.Pattern], re.Pattern] = {}  # the alternations found_each searched for
 
 
 _ASCII_LETTERS = string.ascii_letters.encode()
