@@ -155,8 +155,11 @@ class MemoryIndex:
         return page is not None and page_url in page.listed_on
 
     def only_file(self, page: int) -> int | None:
-        """The one known dataset a page that lists no pages linked last time, if it linked one only."""
-        if page in self.lists:
+        """The one known dataset a page linked last time, if it linked one only and is no listing of pages. A
+        page that described one other page is no listing (a publication's "related dataset": that page's own
+        row says whether it changed); it shows no new rows of pages, so its one file's conditional GET says
+        what its changed row meant, for one request instead of two (small-sitemap: most publication pages)."""
+        if sum(i in self.pages and (page, i) in self.described for i in self.listing.get(page, ())) >= 2:
             return None
         files = [i for i in self.listing.get(page, ()) if i in self.known]
         return files[0] if len(files) == 1 else None
