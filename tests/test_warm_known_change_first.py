@@ -87,3 +87,17 @@ def test_a_file_without_validators_is_not_downloaded_in_place_of_its_page(tmp_pa
     handed = crawler.links.urls[plan.next(policy_has_links=False)]
     # the page answers a conditional GET (a 304 vouches for its file); the file would be downloaded whole
     assert handed == pub
+
+
+def test_a_listings_head_is_revisited_before_its_later_pages(tmp_path):
+    later = PUBS + "?page=2"
+    pages = {PUBS: _page(PUBS, SITE, [SITE], []), later: _page(later, PUBS, [PUBS], [])}
+    datasets = {}
+    for n, listing in ((1, PUBS), (2, PUBS), (3, PUBS), *((n, later) for n in range(4, 10))):
+        url = SITE + f"p/{n}"
+        pages[url] = _page(url, listing, [listing], [f"row {n}"])
+        datasets[url + ".pdf"] = _file(url + ".pdf", url)
+    crawler, plan = _plan(tmp_path, pages, datasets)
+    # the second page settles more (six rows against three), but new items are published at the head and
+    # push the rows on to it: the head first, and its new rows (if any) send the second page next
+    assert crawler.links.urls[plan.next(policy_has_links=False)] == PUBS

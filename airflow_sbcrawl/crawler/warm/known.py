@@ -10,7 +10,7 @@ import email.utils
 import re
 from collections import Counter
 from collections.abc import Callable
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.memory import KnownDataset, SiteMemory
@@ -72,6 +72,7 @@ class MemoryIndex:
         # listings of listings: pages that described at least two listing pages (a data portal's catalogues)
         self.hubs = {page for page, n in Counter(page for page, item in self.described if item in self.lists).items()
                      if n >= 2}
+        self.head_of = self._heads()
         self.clock = _site_clock(memory)
         self.paths = _productive_paths(memory)
         self.seen = set(memory.seen_urls.tolist())  # keys of the URLs the last runs met
@@ -122,6 +123,20 @@ class MemoryIndex:
             if 2 * sum(i in self.known or i in productive for i in rows) < len(rows):
                 barren.add(page)
         return barren
+
+    def _heads(self) -> dict[int, int]:
+        """Known listing page -> the known first page of its listing, when it is a later page of it
+        (``later_page``): the URL without its page number (``?page=3`` -> no ``page``, ``/page/3/`` -> none)."""
+        ids, out = self.links.ids, {}
+        for page in self.lists:
+            url = self.links.urls[page]
+            parts = urlsplit(url)
+            query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not v.isdigit()])
+            path = match.group(1) if (match := _PATH_PAGE.match(parts.path)) else parts.path
+            head = urlunsplit((parts.scheme, parts.netloc, path, query, ""))
+            if head != url and (i := ids.get(head)) in self.pages and later_page(head, url) is not None:
+                out[page] = i
+        return out
 
     def contexts(self, link_id: int) -> set[str]:
         """Hashes of the contexts the last runs saw a known page or dataset in."""

@@ -170,6 +170,15 @@ class RevisitPlan:
                 # the new and changed files).
                 return Tier.BARREN, 0
             gain = self._gain(link)
+            head = self.index.head_of.get(link)
+            if (gain > 1 and head is not None and head not in self._done and head not in self.index.barren
+                    and (ahead := self._gain(head)) > 2):
+                # A listing's later page waits for its head (it ranks no higher): new items are published at
+                # the head and push the rows on, and a head that shows new rows sends its next page in turn
+                # (``_follow``), credited with the rows it no longer shows; a later page read first, by its
+                # own gain, reads rows that shift on after (small-sitemap seed 2, one request at a time: the
+                # publications' pages 4 to 10 revisited before their head, whose new rows sent the rest).
+                gain = min(gain, ahead - 1)
             return (Tier.REVISIT, gain) if gain else (Tier.LEAF, 0)
         if link in self.index.known and self.changes.answered(link):
             return None
