@@ -10,7 +10,7 @@ import email.utils
 import re
 from collections import Counter
 from collections.abc import Callable
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from airflow_sbcrawl.crawler.frontier import LinkTable
 from airflow_sbcrawl.crawler.memory import KnownDataset, SiteMemory
@@ -72,6 +72,7 @@ class MemoryIndex:
         # listings of listings: pages that described at least two listing pages (a data portal's catalogues)
         self.hubs = {page for page, n in Counter(page for page, item in self.described if item in self.lists).items()
                      if n >= 2}
+        self.head_of = self._heads()
         self.clock = _site_clock(memory)
         self.paths = _productive_paths(memory)
         self.seen = set(memory.seen_urls.tolist())  # keys of the URLs the last runs met
@@ -123,6 +124,20 @@ class MemoryIndex:
                 barren.add(page)
         return barren
 
+    def _heads(self) -> dict[int, int]:
+        """Known listing page -> the known first page of its listing, when it is a later page of it
+        (``later_page``): the URL without its page number (``?page=3`` -> no ``page``, ``/page/3/`` -> none)."""
+        ids, out = self.links.ids, {}
+        for page in self.lists:
+            url = self.links.urls[page]
+            parts = urlsplit(url)
+            query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not v.isdigit()])
+            path = match.group(1) if (match := _PATH_PAGE.match(parts.path)) else parts.path
+            head = urlunsplit((parts.scheme, parts.netloc, path, query, ""))
+            if head != url and (i := ids.get(head)) in self.pages and later_page(head, url) is not None:
+                out[page] = i
+        return out
+
     def contexts(self, link_id: int) -> set[str]:
         """Hashes of the contexts the last runs saw a known page or dataset in."""
         known = self.known.get(link_id)
@@ -155,8 +170,11 @@ class MemoryIndex:
         return page is not None and page_url in page.listed_on
 
     def only_file(self, page: int) -> int | None:
-        """The one known dataset a page that lists no pages linked last time, if it linked one only."""
-        if page in self.lists:
+        """The one known dataset a page linked last time, if it linked one only and is no listing of pages. A
+        page that described one other page is no listing (a publication's "related dataset": that page's own
+        row says whether it changed); it shows no new rows of pages, so its one file's conditional GET says
+        what its changed row meant, for one request instead of two (small-sitemap: most publication pages)."""
+        if sum(i in self.pages and (page, i) in self.described for i in self.listing.get(page, ())) >= 2:
             return None
         files = [i for i in self.listing.get(page, ()) if i in self.known]
         return files[0] if len(files) == 1 else None
