@@ -292,25 +292,6 @@ def test_a_droughts_last_look_takes_links_of_templates_that_paid_and_only_those(
     assert SleepingBanditPolicy(_config(policy="sb-classifier-paper"), np.random.default_rng(0)).last_look(5) == []
 
 
-def test_a_last_look_takes_a_page_of_a_paying_url_template_met_under_another_tag_path():
-    # Dataset pages paid from the catalogue's list; one more dataset page was met only in a facet search's
-    # results (another tag path, a sub-arm never tried): the look takes it, and no sidebar link.
-    policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
-    site = Site(policy)
-    site.reveal(["item"] * 3 + ["sidebar"] * 20)
-    facet_found = NewLink(site.next_id, "http://s.example/item/999", "html body main form.facets ul li a", "", 2)
-    pulled = []
-    for _ in range(8):
-        pulled.append(policy.next())
-        if len(pulled) == 8:  # the last page read revealed it
-            policy.add([facet_found])
-        policy.feedback(pulled[-1], 2 if site.kind[pulled[-1]] == "item" else 0)
-    assert "item" in {site.kind[i] for i in pulled}
-    look = policy.last_look(30)
-    assert facet_found.id in look
-    assert not [i for i in look if site.kind.get(i) == "sidebar"]
-
-
 def test_a_warm_runs_promise_without_new_targets_extends_a_drought_by_ten_windows_at_most():
     # A warm run of a site where the last runs found 2,000 datasets in 4,000 pages: a window of 60 pages.
     warm, cold = DroughtStop(min_pages=50, expected=30), DroughtStop(min_pages=50, expected=30)

@@ -513,20 +513,11 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
 
     def last_look(self, limit: int) -> list[int]:
         """Links of the templates that paid (credit above zero) and still hold some, one of each in turn,
-        the best template first: what a drought spent on unpaid parts of the site may have passed over.
-        Then the links of URL templates whose pages held targets under any tag path, the best rate first:
-        a dataset page met only in a facet search's results (its siblings came from the catalogue) sits in a
-        sub-arm that paid nothing (the search's other dataset pages held files already found), and on the
-        tiny simulated site about one cold crawl in fifty ended with that page, and its file, still
-        waiting."""
+        the best template first: what a drought spent on unpaid parts of the site may have passed over."""
         n = len(self._sub_templates)
         means = self.sub_bandit.means[:n]
-        waiting = self._sub_sizes[:n] > 0
-        paid = np.flatnonzero((self.sub_bandit.rewarded[:n] > 0) & (means > 0) & waiting)
+        paid = np.flatnonzero((self.sub_bandit.rewarded[:n] > 0) & (means > 0) & (self._sub_sizes[:n] > 0))
         order = [int(sub) for sub in paid[np.argsort(-means[paid], kind="stable")]]
-        others = np.ones(n, dtype=bool)
-        others[paid] = False
-        order += self._subs_of_paying_templates(np.flatnonzero(waiting & others))
         links: list[int] = []
         while order and len(links) < limit:
             for sub in order[: limit - len(links)]:
@@ -537,22 +528,6 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
                 self._total -= 1
             order = [sub for sub in order if self._sub_sizes[sub] > 0]
         return links
-
-    def _subs_of_paying_templates(self, subs: np.ndarray) -> list[int]:
-        """Of the sub-arms ``subs``, those whose URL template's pages, handed out under any action, held
-        targets, the template's best rate (targets per page) first."""
-        pulls: dict[str, float] = {}
-        found: dict[str, float] = {}
-        for sub in np.flatnonzero(self.sub_bandit.rewarded[: len(self._sub_templates)] > 0):
-            template = self._sub_templates[sub]
-            pulls[template] = pulls.get(template, 0.0) + self.sub_bandit.rewarded[sub]
-            found[template] = found.get(template, 0.0) + self._sub_targets[sub]
-        rates = []
-        for sub in subs:
-            template = self._sub_templates[sub]
-            if found.get(template, 0.0) > 0:
-                rates.append((found[template] / pulls[template], int(sub)))
-        return [sub for _, sub in sorted(rates, key=lambda pair: -pair[0])]
 
     def __len__(self) -> int:
         return self._total + sum(len(ids) for _, _, ids in self._revealed)
