@@ -261,12 +261,14 @@ def test_bench_ratio_is_a_bound_when_the_cold_run_never_got_there():
 class _MovingFile(http.server.BaseHTTPRequestHandler):
     """A site whose one file moves between two crawls: at epoch 1 its old URL answers 301 to a new URL that
     another page links. The answers are held so that two requests for the file are in flight at once,
-    whatever the machine's speed: page 2 waits until the old URL is asked, and the first conditional GET
-    of the new URL waits for a second one (each wait has a deadline: a crawler that never asks twice only
-    makes it slow)."""
+    whatever the machine's speed: page 2 waits until the old URL's redirect was followed to the new URL,
+    and that first conditional GET of the new URL waits for a second one, page 2's (each wait has a
+    deadline: a crawler that never asks twice only makes it slow). Page 2 used to wait only until the old
+    URL was asked; when its link then came in before the 301, the crawler rightly took the redirect's hop
+    for a request already out and asked once (about one loaded run in ten)."""
 
     epoch = 0
-    asked_old = threading.Event()
+    asked_new = threading.Event()
     asked_twice = threading.Event()
     conditional_gets = 0
     lock = threading.Lock()
@@ -280,14 +282,14 @@ class _MovingFile(http.server.BaseHTTPRequestHandler):
         elif path == "/p1":
             self._page(b'<a href="/old/data.csv">data</a>')
         elif path == "/p2" and epoch:
-            cls.asked_old.wait(10)
+            cls.asked_new.wait(10)
             self._page(b'<a href="/new/data.csv">data</a>')
         elif path == "/old/data.csv" and not epoch:
             self._file()
         elif path == "/old/data.csv":
-            cls.asked_old.set()
             self._answer(301, {"Location": "/new/data.csv"})
         elif path == "/new/data.csv" and epoch:
+            cls.asked_new.set()
             if self.headers.get("If-None-Match") != self.ETAG:
                 self._file()
                 return
