@@ -156,7 +156,7 @@ def test_caseless_search_finds_what_the_ignorecase_patterns_find():
     hits = 0
     for pattern in _WITHOUT_IGNORECASE:
         expected = [pattern.search(t) is not None for t in texts]
-        assert searched.found(pattern).tolist() == expected, pattern.pattern
+        assert searched.found_each(pattern, pattern)[0].tolist() == expected, pattern.pattern
         hits += sum(expected)
     assert hits >= 12
     # both patterns of a pair at once (a text with words of both: each found), as each one alone

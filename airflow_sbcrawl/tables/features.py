@@ -257,12 +257,6 @@ class _Caseless:
         self.lowered = list(map(str.lower, texts))
         self.other = np.flatnonzero(~np.fromiter(map(str.isascii, texts), bool, len(texts))).tolist()
 
-    def found(self, pattern: re.Pattern) -> np.ndarray:
-        out = _found(_WITHOUT_IGNORECASE[pattern].search, self.lowered)
-        for k in self.other:
-            out[k] = pattern.search(self.texts[k]) is not None
-        return out
-
     def found_each(self, first: re.Pattern, second: re.Pattern) -> tuple[np.ndarray, np.ndarray]:
         """``found`` of both patterns: the texts searched once for either (a text matches the alternation
         of two patterns exactly when it matches one of them), the few that do then for each."""
