@@ -51,6 +51,7 @@ from airflow_sbcrawl.crawler.scheduler import Scheduler
 from airflow_sbcrawl.crawler.sinks import Sink
 from airflow_sbcrawl.crawler.sitemaps import MAX_BYTES as SITEMAP_MAX_BYTES
 from airflow_sbcrawl.crawler.sitemaps import SitemapLinks, SitemapReader, apply_lastmod, document_budget
+from airflow_sbcrawl.crawler.spool import ResponseSpool
 from airflow_sbcrawl.crawler.state import StateExists
 from airflow_sbcrawl.crawler.urls import Scope, host_of
 from airflow_sbcrawl.crawler.warm import (
@@ -119,6 +120,9 @@ class Crawler:
                              ckpt.BudgetJournal(store) if store is not None else None,
                              request_lease=getattr(store, "journal_lease", 1))
         self.fetcher = Fetcher(config, self.budget, self._stop, tmp_dir=tmp_dir)
+        # A store on local disk keeps the answers since its last checkpoint: a kill then costs no request twice.
+        spool_root = getattr(store, "spool_root", None)
+        self.spool = self.fetcher.spool = ResponseSpool(spool_root) if spool_root is not None else None
         self.robots = RobotsRules(config.user_agent,
                                   robots_txt_reader(self.fetcher, self.scope, self.run_state.outcomes),
                                   enabled=config.respect_robots, max_crawl_delay=config.max_crawl_delay)
@@ -175,8 +179,12 @@ class Crawler:
         finally:
             self.downloader.close()
             self.fetcher.close()
+            if self.spool is not None:
+                self.spool.close()
         if self.store is not None:
             self.checkpoint()
+        if self.spool is not None and not self._stop.is_set():
+            self.spool.discard()  # a run that ended by itself is not resumed
         self.sink.flush()
         self._write_memory()
         run = self.run_state
@@ -218,6 +226,8 @@ class Crawler:
                 for seq in self.store.checkpoints():
                     self.store.delete(seq)
                 self.store.journal_reset()
+            if self.spool is not None and not resume:
+                self.spool.begin(0)  # a run of its own: no other run's answers
             elif resume:
                 loaded = ckpt.load_latest(self.store)
                 if loaded is not None:
@@ -230,6 +240,9 @@ class Crawler:
                 self._seq = max([self._seq, *self.store.checkpoints()])
                 if self.tmp_dir and (removed := Fetcher.clean_partial_files(self.tmp_dir)):
                     log.info("removed %d partial downloads left by the interrupted crawl", removed)
+                if self.spool is not None and (waiting := self.spool.resume(self.resumed_from or 0)):
+                    log.info("%d answers the interrupted crawl received since its checkpoint are replayed, "
+                             "not asked again", waiting)
         if self.resumed_from is None:  # a new run: warm when a memory exists, unless asked not to be
             self.changes.use(memory if self.warm_start else None)
             if self.changes.memory is not None:
@@ -278,6 +291,8 @@ class Crawler:
         urls = state["links"].pop("urls")  # the bulk of a checkpoint: a file of its own
         ckpt.save(self.store, self._seq, ckpt.encode(state, arrays, urls), valid=self._valid_seq)
         self._valid_seq = self._seq
+        if self.spool is not None:  # kept for a resume from any checkpoint still stored
+            self.spool.begin(self._seq, keep_from=min(self.store.checkpoints(), default=self._seq))
         self._timer.saved(self.run_state.pages, began)
 
     def _restore(self, seq: int, state: dict, arrays: dict[str, np.ndarray], urls: list[str]) -> None:

@@ -25,6 +25,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import urllib3
@@ -34,6 +35,9 @@ from airflow_sbcrawl.crawler.budget import Budget, StopRequested
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.mimes import is_html, media_type
 from airflow_sbcrawl.crawler.transport import Connections, InFlight, refusal
+
+if TYPE_CHECKING:
+    from airflow_sbcrawl.crawler.spool import ResponseSpool
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +110,7 @@ class Fetcher:
         self._slow_lock = threading.Lock()
         self.given_up: dict[str, str] = {}  # host -> why no more requests go to it
         self._long_pauses: dict[str, int] = {}  # host -> Retry-After answers above the cap
+        self.spool: ResponseSpool | None = None  # answers since the last checkpoint (set by the engine)
 
     def close(self) -> None:
         """Close the connections and the watchdog thread."""
@@ -210,7 +215,21 @@ class Fetcher:
         ``max_body`` caps the decoded body below the configured page and target caps (a sitemap's 50 MB).
 
         Raises BudgetExhausted when the budget cannot pay for the (next) attempt, and StopRequested when
-        the crawl was asked to stop (before sending, or while a body was still arriving)."""
+        the crawl was asked to stop (before sending, or while a body was still arriving).
+
+        A resumed crawl takes the answer from ``spool`` when the interrupted crawl received it after the
+        checkpoint it resumes from (no request, no budget spent); the site's answers are kept there."""
+        if self.spool is not None:
+            spooled = self.spool.take(method, url, headers)
+            if spooled is not None:
+                return spooled
+        resp = self._fetch_from_site(url, method, headers, max_body)
+        if self.spool is not None:
+            self.spool.record(method, url, headers, resp)
+        return resp
+
+    def _fetch_from_site(self, url: str, method: str, headers: dict[str, str] | None,
+                         max_body: int | None) -> Response:
         parts = urlsplit(url)
         host = parts.netloc
         if host in self.given_up:

@@ -111,6 +111,12 @@ class LocalStateStore:
         self._journal = None
         self._journal_count = 0
 
+    @property
+    def spool_root(self) -> Path:
+        """Where a crawl keeps the answers since its last checkpoint (``spool.ResponseSpool``): on local disk
+        beside the checkpoints. A store without it (S3) has them asked again after a kill."""
+        return self.root / "spool"
+
     def _dir(self, seq: int) -> Path:
         return self.root / f"ckpt-{seq:08d}"
 

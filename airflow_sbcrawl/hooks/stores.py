@@ -10,8 +10,10 @@ only.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import logging
+import os
 import threading
 import time
 import zlib
@@ -362,6 +364,15 @@ class S3StateStore:
 
     def _ckpt_prefix(self, seq: int) -> str:
         return f"{self.prefix}ckpt-{seq:08d}/"
+
+    @property
+    def spool_root(self) -> Path:
+        """Where the crawl keeps the answers since its last checkpoint (``crawler.spool``): on this worker's
+        disk, not in S3 (a PUT per answer would double the requests). A retry on the same worker replays
+        them; one on another worker asks the site again, as without them."""
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        name = hashlib.sha256(f"{self.bucket}/{self.prefix}".encode()).hexdigest()[:24]
+        return cache / "airflow-sbcrawl" / "spool" / name
 
     @property
     def journal_key(self) -> str:

@@ -87,7 +87,8 @@ def crawl(site: Site, out: Path, max_requests: int, warm: bool, seed: int,
 def crawl_killed(site: Site, out: Path, max_requests: int, seed: int, kill_after: int) -> tuple[list, dict[str, int]]:
     """A warm crawl killed after ``kill_after`` requests and resumed from its run state, as after a SIGKILL:
     checkpoints every 25 pages, and the one the stop wrote is deleted, so the resume goes on from the last
-    periodic one (the budget journal keeps what was spent since). Returns the server's log of both parts."""
+    periodic one (the budget journal keeps what was spent since, the spool the answers received since).
+    Returns the server's log of both parts."""
     config = CrawlConfig(start_url=site.start_url, seed=seed, delay=0.0, max_requests=max_requests,
                          early_stopping=False, checkpoint_every_pages=25)
 
@@ -106,7 +107,8 @@ def crawl_killed(site: Site, out: Path, max_requests: int, seed: int, kill_after
             store.delete(store.checkpoints()[-1])
         summary = make().run(resume=True)
         log = server.log
-        # The work lost with the kill (since the last checkpoint) is asked again after the resume.
+        # What the resume asked the site again: the answers since the checkpoint come from the spool, so only
+        # the requests the kill aborted, and any the resumed crawl decided differently.
         again = sum(entry.url in before_kill for entry in log[len(first_part):])
         return log, {**summary.changes, "asked again after the resume": again}
 
@@ -139,8 +141,7 @@ def format_kill(r: dict) -> str:
     return (f"{r['profile']:>6} seed {r['seed']}: requests to 90% of new+changed, warm {warm:,.0f}, warm again "
             f"{again:,.0f} (noise {abs(again - warm):,.0f}), killed after {r['kill_after']:,} requests and "
             f"resumed {killed:,.0f} (change {killed - warm:+,.0f}) | manifests {r['warm']['changes']} / "
-            f"{r['killed']['changes']} (the requests asked again are the work the kill lost since the last "
-            "checkpoint)")
+            f"{r['killed']['changes']} (asked again: requests the site was sent before the kill and after the resume)")
 
 
 def bench_profile(profile: str, seed: int, budget_factor: float, epoch: int = 1, sitemaps: bool = True) -> dict:

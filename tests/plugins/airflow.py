@@ -2,7 +2,7 @@
 
 Airflow reads its configuration once, when it is first imported, so this module points it at a throw-away
 AIRFLOW_HOME as soon as pytest loads it (before any test module imports Airflow): a test session never
-touches ``~/airflow`` or a developer's own database.
+touches ``~/airflow``, a developer's own database or ``~/.cache`` (the crawls' answer spools).
 
 * ``airflow_db`` (session): ``airflow db migrate`` run once (~12 s on 2 cores) in that home.
 * ``airflow_s3_conn`` (function): ``AIRFLOW_CONN_SBCRAWL_TEST_S3`` pointing at the session's SeaweedFS;
@@ -34,6 +34,8 @@ _ENV = {
     "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
     "AIRFLOW__CORE__PARALLELISM": "4",  # 2 cores
     "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
+    # The S3 state store keeps a crawl's answers since its last checkpoint on local disk under this cache.
+    "XDG_CACHE_HOME": str(_HOME / "cache"),
 }
 os.environ.update(_ENV)
 
