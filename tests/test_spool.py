@@ -7,6 +7,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
 from airflow_sbcrawl.crawler.fetch import Response
 from airflow_sbcrawl.crawler.spool import ResponseSpool
@@ -49,18 +51,23 @@ def test_targets_and_failures_without_an_answer_are_not_kept(tmp_path):
     assert ResponseSpool(tmp_path).resume(0) == 0
 
 
-def test_a_torn_last_line_and_a_foreign_line_are_skipped(tmp_path):
+@pytest.mark.parametrize("tail", [
+    b'{"key": "cut by the kill", "sta',  # a header torn
+    b'{"key":"k","url":"u","method":"GET","status":200,"headers":{},"mime":"","kind":"html","sha256":"",'
+    b'"size":9,"error":"","body":9}\n<html>',  # a body torn
+    b'{"key": "x", "status": "not a number", "body": 0}\n\n',  # not one of ours
+])
+def test_a_torn_or_foreign_record_ends_the_reading_and_the_answers_before_it_stay(tmp_path, tail):
     spool = ResponseSpool(tmp_path)
     spool.begin(1)
     spool.record("GET", PAGE, None, _page())
     spool.close()
-    segment = tmp_path / "spool-00000001.jsonl"
-    with segment.open("a", encoding="utf-8") as f:
-        f.write(json.dumps({"key": "x", "status": "not a number"}) + "\n")
-        f.write('{"key": "torn by the kill", "sta')
+    (segment,) = tmp_path.iterdir()
+    with segment.open("ab") as f:
+        f.write(tail)
     resumed = ResponseSpool(tmp_path)
     assert resumed.resume(1) == 1
-    assert resumed.take("GET", PAGE, None) is not None
+    assert resumed.take("GET", PAGE, None).body == _page().body
 
 
 def test_a_resume_from_an_older_checkpoint_replays_the_later_segments_too(tmp_path):
@@ -73,12 +80,12 @@ def test_a_resume_from_an_older_checkpoint_replays_the_later_segments_too(tmp_pa
 
     resumed = ResponseSpool(tmp_path)  # checkpoint 2 was lost: the crawl goes on from 1
     assert resumed.resume(1) == 2
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["spool-00000001.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spool-00000001.bin"]
     assert resumed.take("GET", "http://site.example/1", None) is not None
     # Checkpoint 3 is written before the resumed crawl asked for page 2: its answer is kept on for it.
     resumed.begin(3, keep_from=3)
     resumed.close()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["spool-00000003.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spool-00000003.bin"]
     again = ResponseSpool(tmp_path)
     assert again.resume(3) == 1
     assert again.take("GET", "http://site.example/2", None) is not None
