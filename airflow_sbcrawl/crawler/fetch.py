@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import urllib3
@@ -35,9 +35,6 @@ from airflow_sbcrawl.crawler.budget import Budget, StopRequested
 from airflow_sbcrawl.crawler.config import CrawlConfig
 from airflow_sbcrawl.crawler.mimes import is_html, media_type
 from airflow_sbcrawl.crawler.transport import Connections, InFlight, refusal
-
-if TYPE_CHECKING:
-    from airflow_sbcrawl.crawler.spool import ResponseSpool
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +75,14 @@ class Response:
             self.path = None
 
 
+class Spool(Protocol):
+    """Where the answers since the last checkpoint are kept for a resume (``spool.ResponseSpool``)."""
+
+    def take(self, method: str, url: str, headers: dict[str, str] | None) -> Response | None: ...
+
+    def record(self, method: str, url: str, headers: dict[str, str] | None, resp: Response) -> None: ...
+
+
 class Fetcher:
     """Makes one request at a time per call (``fetch``), thread-safe: the budget counted before it is sent,
     the per-host delay and Retry-After kept, retries with back-off, bodies bounded by size, time and
@@ -110,7 +115,7 @@ class Fetcher:
         self._slow_lock = threading.Lock()
         self.given_up: dict[str, str] = {}  # host -> why no more requests go to it
         self._long_pauses: dict[str, int] = {}  # host -> Retry-After answers above the cap
-        self.spool: ResponseSpool | None = None  # answers since the last checkpoint (set by the engine)
+        self.spool: Spool | None = None  # answers since the last checkpoint (set by the engine)
 
     def close(self) -> None:
         """Close the connections and the watchdog thread."""
