@@ -7,12 +7,15 @@ import numpy as np
 from airflow_sbcrawl.tables.detect import _FOOTNOTE_MARK, _LEADER, _clean_label, _last_digit
 from airflow_sbcrawl.tables.features import (
     _WITHOUT_IGNORECASE,
+    _YEAR_DIGITS,
+    _YEARISH,
     EMPTY,
     MARK,
     MARKER,
     NUMBER,
     TEXT,
     _Caseless,
+    _found,
     _sum_matches,
     _upper_shares,
     cell_kinds,
@@ -160,12 +163,20 @@ def test_caseless_search_finds_what_the_ignorecase_patterns_find():
         hits += sum(expected)
     assert hits >= 12
     # both patterns of a pair at once (a text with words of both: each found), as each one alone
-    texts += ["Total average", "Source: continued", "mean of all"]
+    texts += ["Total average", "Source: continued", "mean of all", "cont.x", "totals2019", "overall-rate"]
     searched = _Caseless(texts)
     for first, second in itertools.permutations(_WITHOUT_IGNORECASE, 2):
         one, two = searched.found_each(first, second)
         assert one.tolist() == [first.search(t) is not None for t in texts], first.pattern
         assert two.tolist() == [second.search(t) is not None for t in texts], second.pattern
+
+
+def test_searching_the_wider_pattern_first_finds_what_the_pattern_alone_finds():
+    texts = ["2019", "FY2019", "12019", "2019a", "in 1999 and 2000", "1799", "2100", "20199", "Year 1850:", "",
+             "\uff12\uff10\uff11\uff19", "2\u0661\u0662\u0663", "19 99", "Total 2008\\1", "x2008 1908"]
+    found = _found(_YEARISH.search, texts, _YEAR_DIGITS)
+    assert found.tolist() == [_YEARISH.search(t) is not None for t in texts]
+    assert 4 <= found.sum() < len(texts) - 4
 
 
 def test_labels_lose_their_footnote_marks_as_with_the_pattern_alone():
