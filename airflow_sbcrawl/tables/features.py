@@ -559,8 +559,9 @@ def sheet_features(
     context[:, 3] = rank == m - 1
     context[:, 4] = r < first_num
     context[:, 5] = r > last_num
-    context[:, 6] = np.clip(r - first_num, -10, 10) / 10
-    context[:, 7] = np.clip(r - last_num, -10, 10) / 10
+    # (np.minimum of np.maximum: np.clip's result at half its cost on a sheet's few lines)
+    context[:, 6] = np.minimum(np.maximum(r - first_num, -10), 10) / 10
+    context[:, 7] = np.minimum(np.maximum(r - last_num, -10), 10) / 10
     context[:, 8] = np.minimum(blank_above, 4) / 4
     context[:, 9] = np.minimum(blank_below, 4) / 4
     context[:, 10] = np.log1p(width)
