@@ -389,7 +389,9 @@ def header_paths(header_rows: list[list[str]], columns: list[int],
         cleaned = {j: clean(row[j]) if j < len(row) else "" for j in columns}
         counts = Counter(c for c in cleaned.values() if c)
         # a repeated name needs an anchor only where the lines above do not tell its columns apart already
-        ambiguous = Counter((tuple(paths[j]), c) for j, c in cleaned.items() if c)
+        # (counted only on a line that repeats a name: most lines do not, and nothing else asks)
+        repeats = len(counts) < sum(counts.values())
+        ambiguous = Counter((tuple(paths[j]), c) for j, c in cleaned.items() if c) if repeats else {}
         carried = ""
         left: list[str] = []  # the line's names so far, nearest last
         new_bounds = set()
