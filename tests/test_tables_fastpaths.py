@@ -308,3 +308,29 @@ def test_a_bodys_keys_are_counted_once_and_as_a_plain_list_counts_them():
     unique = Body(plain[:1])
     unique.unique = True
     assert duplicates(unique) == 0 and key_warnings(unique) == [] and unique.same_keys(plain[:1]).unique
+
+
+def _strip_footnotes_by_patterns(text: str) -> str:
+    """values._strip_footnotes without its test of the text's ends: the patterns on every text."""
+    from airflow_sbcrawl.tables.values import _FOOTNOTE_HEAD, _FOOTNOTE_TAIL
+
+    for _ in range(3):
+        new = _FOOTNOTE_HEAD.sub("", _FOOTNOTE_TAIL.sub("", text).strip()).strip()
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def test_footnote_marks_are_stripped_as_by_the_patterns_alone():
+    from airflow_sbcrawl.tables.values import _strip_footnotes
+
+    texts = ["12.5 p", "12.5 p \\1", "45\\2", "[a] 12", "12 [b]", "Persons²", "inclusion of", "in the future.",
+             "12e", "12E", "2019 ab", "total abc", "x", "ab", " a", "12 *", "12**", "Ölpreis p", "12\u00a0p",
+             "12\u2003pq", "\u0661\u0662b", "word\u0661b", "[x]", "", "Note: updated in July 2019 to include p",
+             "1 234 r", "5,0 e"]
+    rng = np.random.default_rng(5)
+    alphabet = list("ab pqZ12 \\[]*.,\u00b9\u2075\u00a0\u2003\u0661-\n")
+    texts += ["".join(rng.choice(alphabet, size=int(rng.integers(1, 9)))).strip() for _ in range(3000)]
+    for text in texts:
+        assert _strip_footnotes(text) == _strip_footnotes_by_patterns(text), repr(text)
