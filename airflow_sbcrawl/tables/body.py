@@ -488,6 +488,7 @@ def observations(
     line_groups: list[tuple[str, ...]] = []
     stub_rows: list[list[str]] = []
     line_classes: list[str] = []
+    group_labels: tuple[str, ...] = ()  # the labels of ``groups``, made again only when a group line changes them
     for i in lines:
         cls = classes[i]
         if cls == "group" or i in as_groups:
@@ -500,12 +501,13 @@ def observations(
             while groups and any(s == style for s, _ in groups):
                 groups.pop()
             groups.append((style, clean_label(label)))
+            group_labels = tuple(g for _, g in groups)
             stub_rows.append(None)  # type: ignore[arg-type]  # a block boundary for carried labels
             continue
         if cls not in body_classes:
             continue
         body.append(i)
-        line_groups.append(tuple(g for _, g in groups))
+        line_groups.append(group_labels)
         # a stub cell of punctuation only (a dot leader's last point in a column of its own) labels nothing
         row = text[i]
         stub = [clean_label(row[j]) if row[j] else "" for j in columns.labels]
@@ -618,7 +620,7 @@ def _row_labels(stub_rows: list[list[str] | None], line_groups: list[tuple[str, 
                 last[m] = filled[m]
             elif last[m] and any(filled[m + 1 :]):
                 filled[m] = last[m]
-        stubs.append(tuple(x for x in filled if x))
+        stubs.append(tuple(filter(None, filled)))
     labels = [g + s for g, s in zip(line_groups, stubs, strict=True)]
     if qualify:
         counts = Counter(labels)
