@@ -314,14 +314,14 @@ def _identifies(text: list[list[str]], body: list[int], j: int, values: np.ndarr
     left of the labels, or whole numbers under a header naming an identifier ("Code", "Rank", "Year")."""
     cells = [text[i][j] for i in body if text[i][j]]
     years = [c for c in cells if _YEAR.match(c)]
-    if years and all(_YEAR.match(c) or not any(ch.isdigit() for ch in _FOOTNOTE_REF.sub("", c)) for c in cells):
+    if years and all(_YEAR.match(c) or not any(map(str.isdigit, _FOOTNOTE_REF.sub("", c))) for c in cells):
         return True
     if any(map(_DATE_TEXT.match, cells)) and all(
             _DATE_TEXT.match(c) or (c.replace(".0", "").isdigit() and 0 < float(c) < 80000) for c in cells):
         return True  # dates, some as text, the others as serial day numbers: the months of a time series
     col = values[body, j]
     col = col[np.isfinite(col)]
-    figures = [c for c in cells if any(ch.isdigit() for ch in c)]  # a "Total" line may label the column's end
+    figures = [c for c in cells if any(map(str.isdigit, c))]  # a "Total" line may label the column's end
     plain = all(c.replace(".0", "").isdigit() for c in figures)  # no grouping, no decimals ("50.0" is 50)
     whole = plain and len(col) > 0 and bool((col == np.round(col)).all())
     if not whole:
