@@ -333,6 +333,21 @@ def _ascii_case_share(text: str) -> float:
     return (len(raw) - len(raw.translate(None, _ASCII_CAPITALS))) / letters if letters else 0.0
 
 
+# ASCII capitals to "A", small letters to "a"; every other byte but the NUL that parts the texts deleted
+_LETTER_CASE = bytes.maketrans(_ASCII_LETTERS, b"a" * 26 + b"A" * 26)
+_NOT_LETTERS = bytes(c for c in range(1, 128) if c not in _ASCII_LETTERS)
+
+
+def _ascii_case_shares(texts: list[str]) -> list[float]:
+    """``_ascii_case_share`` of each ASCII text: all of them translated at once, parted by NUL, then each
+    part's capitals counted (a text holding a NUL itself is counted alone)."""
+    blob = "\0".join(texts)
+    if blob.count("\0") >= len(texts):
+        return list(map(_ascii_case_share, texts))
+    parts = blob.encode("ascii").translate(_LETTER_CASE, _NOT_LETTERS).split(b"\0")
+    return [part.count(b"A") / len(part) if part else 0.0 for part in parts]
+
+
 def _upper_shares(joined: list[str]) -> np.ndarray:
     """Share of upper-case letters among the letters of each text (0 without letters).
 
@@ -343,7 +358,7 @@ def _upper_shares(joined: list[str]) -> np.ndarray:
     out = np.zeros(len(joined))
     ascii_texts = np.fromiter(map(str.isascii, joined), dtype=bool, count=len(joined))
     if ascii_texts.any():
-        out[ascii_texts] = list(map(_ascii_case_share, itertools.compress(joined, ascii_texts)))
+        out[ascii_texts] = _ascii_case_shares(list(itertools.compress(joined, ascii_texts)))
     others = np.flatnonzero(~ascii_texts)
     if len(others):
         picked = [joined[k] for k in others.tolist()]
