@@ -7,12 +7,15 @@ import numpy as np
 from airflow_sbcrawl.tables.detect import _FOOTNOTE_MARK, _LEADER, _clean_label, _last_digit
 from airflow_sbcrawl.tables.features import (
     _WITHOUT_IGNORECASE,
+    _YEAR_DIGITS,
+    _YEARISH,
     EMPTY,
     MARK,
     MARKER,
     NUMBER,
     TEXT,
     _Caseless,
+    _found,
     _sum_matches,
     _upper_shares,
     cell_kinds,
@@ -116,11 +119,13 @@ def test_upper_shares_of_random_ascii_texts_count_as_str_methods_do():
     rng = np.random.default_rng(8)
     texts = ["".join(map(chr, rng.integers(0, 128, rng.integers(0, 60)))) for _ in range(400)]
     texts += ["".join(map(chr, range(128))), "ABC", "abc", "!?"]
-    shares = _upper_shares(texts).tolist()
-    for text, share in zip(texts, shares, strict=True):
-        letters = [c for c in text if c.isalpha()]
-        assert share == (sum(c.isupper() for c in letters) / len(letters) if letters else 0.0), text
-    assert shares[-3:] == [1.0, 0.0, 0.0]
+    # with and without a NUL in a text (the texts are counted together, parted by NULs, when none holds one)
+    for some in (texts, [t.replace("\0", "") for t in texts]):
+        shares = _upper_shares(some).tolist()
+        for text, share in zip(some, shares, strict=True):
+            letters = [c for c in text if c.isalpha()]
+            assert share == (sum(c.isupper() for c in letters) / len(letters) if letters else 0.0), text
+        assert shares[-3:] == [1.0, 0.0, 0.0]
 
 
 def test_upper_shares_beyond_ascii_count_as_str_methods_do():
@@ -160,12 +165,20 @@ def test_caseless_search_finds_what_the_ignorecase_patterns_find():
         hits += sum(expected)
     assert hits >= 12
     # both patterns of a pair at once (a text with words of both: each found), as each one alone
-    texts += ["Total average", "Source: continued", "mean of all"]
+    texts += ["Total average", "Source: continued", "mean of all", "cont.x", "totals2019", "overall-rate"]
     searched = _Caseless(texts)
     for first, second in itertools.permutations(_WITHOUT_IGNORECASE, 2):
         one, two = searched.found_each(first, second)
         assert one.tolist() == [first.search(t) is not None for t in texts], first.pattern
         assert two.tolist() == [second.search(t) is not None for t in texts], second.pattern
+
+
+def test_searching_the_wider_pattern_first_finds_what_the_pattern_alone_finds():
+    texts = ["2019", "FY2019", "12019", "2019a", "in 1999 and 2000", "1799", "2100", "20199", "Year 1850:", "",
+             "\uff12\uff10\uff11\uff19", "2\u0661\u0662\u0663", "19 99", "Total 2008\\1", "x2008 1908"]
+    found = _found(_YEARISH.search, texts, _YEAR_DIGITS)
+    assert found.tolist() == [_YEARISH.search(t) is not None for t in texts]
+    assert 4 <= found.sum() < len(texts) - 4
 
 
 def test_labels_lose_their_footnote_marks_as_with_the_pattern_alone():
@@ -297,3 +310,29 @@ def test_a_bodys_keys_are_counted_once_and_as_a_plain_list_counts_them():
     unique = Body(plain[:1])
     unique.unique = True
     assert duplicates(unique) == 0 and key_warnings(unique) == [] and unique.same_keys(plain[:1]).unique
+
+
+def _strip_footnotes_by_patterns(text: str) -> str:
+    """values._strip_footnotes without its test of the text's ends: the patterns on every text."""
+    from airflow_sbcrawl.tables.values import _FOOTNOTE_HEAD, _FOOTNOTE_TAIL
+
+    for _ in range(3):
+        new = _FOOTNOTE_HEAD.sub("", _FOOTNOTE_TAIL.sub("", text).strip()).strip()
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def test_footnote_marks_are_stripped_as_by_the_patterns_alone():
+    from airflow_sbcrawl.tables.values import _strip_footnotes
+
+    texts = ["12.5 p", "12.5 p \\1", "45\\2", "[a] 12", "12 [b]", "Persons²", "inclusion of", "in the future.",
+             "12e", "12E", "2019 ab", "total abc", "x", "ab", " a", "12 *", "12**", "Ölpreis p", "12\u00a0p",
+             "12\u2003pq", "\u0661\u0662b", "word\u0661b", "[x]", "", "Note: updated in July 2019 to include p",
+             "1 234 r", "5,0 e"]
+    rng = np.random.default_rng(5)
+    alphabet = list("ab pqZ12 \\[]*.,\u00b9\u2075\u00a0\u2003\u0661-\n")
+    texts += ["".join(rng.choice(alphabet, size=int(rng.integers(1, 9)))).strip() for _ in range(3000)]
+    for text in texts:
+        assert _strip_footnotes(text) == _strip_footnotes_by_patterns(text), repr(text)

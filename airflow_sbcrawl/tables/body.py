@@ -314,14 +314,14 @@ def _identifies(text: list[list[str]], body: list[int], j: int, values: np.ndarr
     left of the labels, or whole numbers under a header naming an identifier ("Code", "Rank", "Year")."""
     cells = [text[i][j] for i in body if text[i][j]]
     years = [c for c in cells if _YEAR.match(c)]
-    if years and all(_YEAR.match(c) or not any(ch.isdigit() for ch in _FOOTNOTE_REF.sub("", c)) for c in cells):
+    if years and all(_YEAR.match(c) or not any(map(str.isdigit, _FOOTNOTE_REF.sub("", c))) for c in cells):
         return True
     if any(map(_DATE_TEXT.match, cells)) and all(
             _DATE_TEXT.match(c) or (c.replace(".0", "").isdigit() and 0 < float(c) < 80000) for c in cells):
         return True  # dates, some as text, the others as serial day numbers: the months of a time series
     col = values[body, j]
     col = col[np.isfinite(col)]
-    figures = [c for c in cells if any(ch.isdigit() for ch in c)]  # a "Total" line may label the column's end
+    figures = [c for c in cells if any(map(str.isdigit, c))]  # a "Total" line may label the column's end
     plain = all(c.replace(".0", "").isdigit() for c in figures)  # no grouping, no decimals ("50.0" is 50)
     whole = plain and len(col) > 0 and bool((col == np.round(col)).all())
     if not whole:
@@ -389,7 +389,9 @@ def header_paths(header_rows: list[list[str]], columns: list[int],
         cleaned = {j: clean(row[j]) if j < len(row) else "" for j in columns}
         counts = Counter(c for c in cleaned.values() if c)
         # a repeated name needs an anchor only where the lines above do not tell its columns apart already
-        ambiguous = Counter((tuple(paths[j]), c) for j, c in cleaned.items() if c)
+        # (counted only on a line that repeats a name: most lines do not, and nothing else asks)
+        repeats = len(counts) < sum(counts.values())
+        ambiguous = Counter((tuple(paths[j]), c) for j, c in cleaned.items() if c) if repeats else {}
         carried = ""
         left: list[str] = []  # the line's names so far, nearest last
         new_bounds = set()
@@ -486,6 +488,7 @@ def observations(
     line_groups: list[tuple[str, ...]] = []
     stub_rows: list[list[str]] = []
     line_classes: list[str] = []
+    group_labels: tuple[str, ...] = ()  # the labels of ``groups``, made again only when a group line changes them
     for i in lines:
         cls = classes[i]
         if cls == "group" or i in as_groups:
@@ -498,12 +501,13 @@ def observations(
             while groups and any(s == style for s, _ in groups):
                 groups.pop()
             groups.append((style, clean_label(label)))
+            group_labels = tuple(g for _, g in groups)
             stub_rows.append(None)  # type: ignore[arg-type]  # a block boundary for carried labels
             continue
         if cls not in body_classes:
             continue
         body.append(i)
-        line_groups.append(tuple(g for _, g in groups))
+        line_groups.append(group_labels)
         # a stub cell of punctuation only (a dot leader's last point in a column of its own) labels nothing
         row = text[i]
         stub = [clean_label(row[j]) if row[j] else "" for j in columns.labels]
@@ -616,7 +620,7 @@ def _row_labels(stub_rows: list[list[str] | None], line_groups: list[tuple[str, 
                 last[m] = filled[m]
             elif last[m] and any(filled[m + 1 :]):
                 filled[m] = last[m]
-        stubs.append(tuple(x for x in filled if x))
+        stubs.append(tuple(filter(None, filled)))
     labels = [g + s for g, s in zip(line_groups, stubs, strict=True)]
     if qualify:
         counts = Counter(labels)

@@ -90,34 +90,36 @@ def total_columns(values: np.ndarray, max_run: int = 20, share: float = 0.8) -> 
     col = cols[:, None]
     target = np.where(lines, values, np.nan)[:, cols, None]
     tol = unit[:, :, None] * (ks + 1) / 2
-    found = np.zeros(len(cols), dtype=bool)
-    # right of j: columns j+1 .. j+k; left of j: columns j-k .. j-1
-    for lo, hi, fits in ((col + 1, col + 1 + ks, col + 1 + ks <= n), (col - ks, col + 0 * ks, col - ks >= 0)):
-        lo, hi = np.clip(lo, 0, n), np.clip(hi, 0, n)
-        sums = csum[:, hi] - csum[:, lo]
-        whole = (blanks[:, hi] - blanks[:, lo]) == 0
-        hits = ((np.abs(sums - target) <= tol) & whole & fits[None]).sum(axis=0)  # (column, run length)
-        found |= (hits >= share * n_lines[cols, None]).any(axis=1)
-    return cols[found].tolist()
+    # Runs right of j (columns j+1 .. j+k) and left of it (j-k .. j-1) side by side, one pass for both;
+    # bounded by minimum and maximum, the same as np.clip on integers at half its cost on arrays this small
+    lo = np.concatenate([col + 1 + 0 * ks, col - ks], axis=1)  # (column, run length right then left)
+    hi = np.concatenate([col + 1 + ks, col + 0 * ks], axis=1)
+    fits = np.concatenate([col + 1 + ks <= n, col - ks >= 0], axis=1)
+    lo, hi = np.minimum(np.maximum(lo, 0), n), np.minimum(np.maximum(hi, 0), n)
+    sums = csum[:, hi] - csum[:, lo]
+    whole = (blanks[:, hi] - blanks[:, lo]) == 0
+    hits = ((np.abs(sums - target) <= np.concatenate([tol, tol], axis=2)) & whole & fits[None]).sum(axis=0)
+    return cols[(hits >= share * n_lines[cols, None]).any(axis=1)].tolist()
 
 
 def _last_digit(v: np.ndarray) -> np.ndarray:
     """The unit of each number's last decimal digit, up to 6 decimals (1 for integers, 0.01 for 23.65).
 
-    Fewest decimals first, each number dropped once its unit is found: most tables are whole numbers.
+    All 7 scales at once, the first that fits taken: a loop over scales dropping each number once placed
+    cost more numpy calls than it saved on a table's few hundred numbers.
     """
     unit = np.full(v.shape, 1e-6)  # also for NaN and infinities, which no test below admits
-    flat = unit.reshape(-1)
-    todo = np.flatnonzero(np.isfinite(v))
-    rest = v.reshape(-1)[todo]
-    for d in range(7):
-        scaled = rest * 10.0**d
-        ok = np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1, np.abs(scaled))
-        flat[todo[ok]] = 10.0**-d
-        todo, rest = todo[~ok], rest[~ok]
-        if not len(todo):
-            break
+    finite = np.isfinite(v)
+    # (a number beyond 1e302 overflows at the larger scales, after its unit 1 was found at the first)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = v[finite][None, :] * _SCALES[:, None]  # (scale, number)
+        fits = np.abs(scaled - np.round(scaled)) <= 1e-12 * np.maximum(1, np.abs(scaled))
+    unit[finite] = np.where(fits.any(axis=0), _UNITS[fits.argmax(axis=0)], 1e-6)
     return unit
+
+
+_SCALES = np.array([10.0**d for d in range(7)])  # a number's decimals shifted left by 0..6 places
+_UNITS = np.array([10.0**-d for d in range(7)])  # the unit of its last digit then
 
 
 def build_table(

@@ -82,6 +82,7 @@ _UNITS = re.compile(r"^[$€£¥]\s*|\s*(?:%|‰|[$€£¥])$")
 # Cheap tests that rule the patterns above out for most cells (a mark ends in one of these characters or
 # needs a backslash or opening bracket; a unit is a currency sign in front or a sign at the end)
 _MARK_LAST = frozenset("]*\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))) + string.ascii_letters)
+_ASCII_LETTERS = frozenset(string.ascii_letters)
 _UNIT_FIRST = frozenset("$€£¥")
 _UNIT_LAST = frozenset("%‰$€£¥")
 # "-12", "3.25", "1,234" or "1,234.5": read the same by every step of parse_value unless the decimal is ","
@@ -115,15 +116,34 @@ def _marker(status: str) -> ParsedValue:
 
 
 def _strip_footnotes(text: str) -> str:
-    if text and "\\" not in text and text[0] != "[" and text[-1] not in _MARK_LAST:
-        return text  # (stripped already) neither _FOOTNOTE_TAIL nor _FOOTNOTE_HEAD can match
+    """The (stripped) text without its footnote marks at either end, up to three of them."""
     for _ in range(3):  # "12.5 p \1" carries two marks
+        if not _may_carry_mark(text):
+            break
         new = _FOOTNOTE_TAIL.sub("", text).strip()
         new = _FOOTNOTE_HEAD.sub("", new).strip()
         if new == text:
             break
         text = new
     return text
+
+
+def _may_carry_mark(text: str) -> bool:
+    """False when neither _FOOTNOTE_TAIL nor _FOOTNOTE_HEAD can match the stripped text, told by its ends:
+    the patterns are searched at every position, 10 us on a note's 100 characters, and most texts ending
+    in a letter end in a word, not in a flag (" p", "12e")."""
+    if not text or "\\" in text or text[0] == "[":
+        return bool(text)
+    last = text[-1]
+    if last not in _MARK_LAST:
+        return False
+    if last not in _ASCII_LETTERS:  # "]", "*", a superscript
+        return True
+    # a flag: one or two ASCII letters after a space, or a lower-case letter right after a digit (\s and \d
+    # of str patterns are str.isspace and str.isdecimal)
+    before = text[-2:-1]
+    return (before.isspace() or (before in _ASCII_LETTERS and text[-3:-2].isspace())
+            or (before.isdecimal() and last in string.ascii_lowercase))
 
 
 _DIGIT_RUNS = re.compile(r"\d+|[^\d]+")
