@@ -71,6 +71,11 @@ class EarlyStopping:
         """The paper's rule hands no drought on to the next run (see DroughtStop)."""
         return 0
 
+    @property
+    def inherited_drought(self) -> bool:
+        """No drought goes on from the last run under the paper's rule (see DroughtStop)."""
+        return False
+
     def state(self) -> dict:
         """What a checkpoint keeps of the rule (``restore`` takes it back)."""
         return {"mean": self.mean, "low_streak": self.low_streak, "last_pages": self._last_pages,
@@ -147,6 +152,11 @@ class DroughtStop:
         self._prior = (targets, pages)
         if drought > 0 and self._pages == 0 and self._last_targets == 0:
             self._pages_at_last_target = self._pages_at_last_progress = -drought
+
+    @property
+    def inherited_drought(self) -> bool:
+        """Whether this run is still in the drought the last run ended in (no new target since)."""
+        return self._pages_at_last_target < 0
 
     def drought(self) -> int:
         """The pages read since the last new target (or, with none yet, since the one a ``prior`` drought

@@ -145,6 +145,7 @@ class Crawler:
                                  outcomes=self.run_state.outcomes, equivalences=self.equivalences)
         self._asking: set[int] = set()  # links whose request is in flight or queued (along its redirects)
         self._awaiting = 0  # pages handed out without feedback
+        self._ended_early = False  # early stopping ended this run
         self._timer = ckpt.CheckpointTimer(config.checkpoint_every_pages, config.checkpoint_every_seconds)
         self._seq = 0
         self._valid_seq: int | None = None  # the newest checkpoint known sound: retention never drops it
@@ -269,7 +270,8 @@ class Crawler:
                               config=self.config, run_id=self.run_state.run_id, policy=self.policy,
                               classifier=self.classifier, frontier=self.scheduler.waiting(),
                               tally=self.scheduler.plan.tally() if self.scheduler.plan is not None else None,
-                              drought=self.scheduler.stopper.drought())
+                              drought=self.scheduler.stopper.drought(),
+                              promise=self.policy.expected_targets() if self._ended_early else None)
         log.info("site memory %d written to %s", site_memory.save(self.memory_store, memory),
                  self.memory_store.describe())
 
@@ -329,6 +331,7 @@ class Crawler:
         if state is None:
             restore_model(memory, self.config, self.policy, self.classifier)
             self.scheduler.stopper.prior(len(memory.datasets), len(memory.read_urls), memory.drought)
+            self.scheduler.inherit_stop(memory.promise)
         self.scheduler.plan = RevisitPlan.for_run(memory, state, self.links, self.changes, self.observations,
                                                   int(RECRAWL_SHARE * self.config.max_requests),
                                                   self.scheduler.add, self.config.start_url)
@@ -385,6 +388,7 @@ class Crawler:
     def _idle_reason(self) -> str:
         """Why nothing could be sent with nothing in flight."""
         if self.scheduler.ends_crawl():
+            self._ended_early = True
             return self.scheduler.end_reason()
         self.budget.raise_if_spent()
         return "frontier exhausted: every reachable page was crawled"

@@ -124,6 +124,9 @@ class SiteMemory:
     # Pages the last run read after its last new target: a run that ended in a drought (a frontier of
     # calendars and facets) hands it on, and the next run's exploration of that frontier continues it.
     drought: int = 0
+    # When early stopping ended the last run: the targets its frontier still promised then (under
+    # ``es_expected``). The next run reopens that frontier only for more (``Scheduler.ends_crawl``).
+    promise: float | None = None
 
 
 SEEN_ARRAYS = ("seen.urls", "read.urls")
@@ -139,7 +142,7 @@ def encode(memory: SiteMemory) -> dict[str, bytes]:
             "written_at": memory.written_at or datetime.now(UTC).isoformat(timespec="seconds"),
             "runs": memory.runs, "model_config": memory.model_config, "model_state": memory.model_state,
             "datasets": len(memory.datasets), "pages": len(memory.pages), "frontier": len(memory.frontier),
-            "history": memory.history, "drought": memory.drought}
+            "history": memory.history, "drought": memory.drought, "promise": memory.promise}
     buf = io.BytesIO()
     seen = dict(zip(SEEN_ARRAYS, (memory.seen_urls.astype(np.uint64), memory.read_urls.astype(np.uint64)),
                     strict=True))
@@ -172,6 +175,7 @@ def decode(files: dict[str, bytes]) -> SiteMemory:
         frontier=_read_jsonl(files["frontier.jsonl.gz"], FrontierLink) if "frontier.jsonl.gz" in files else [],
         history=[[int(n) for n in run] for run in head.get("history", [])],
         drought=int(head.get("drought", 0)),
+        promise=float(head["promise"]) if head.get("promise") is not None else None,
     )
 
 

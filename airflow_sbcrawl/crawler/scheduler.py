@@ -52,6 +52,8 @@ class Scheduler:
         # another page had led the policy to) is read once. Not saved: a resumed run may read one again.
         self._handed: set[int] = set()
         self._again: int | None = None
+        # What the frontier promised when early stopping ended the last run (a warm run; None otherwise).
+        self.prior_promise: float | None = None
 
     def next(self, in_flight: int) -> int | None:
         """The link to crawl next, or None when there is none now (``in_flight`` requests are out: the plan
@@ -134,7 +136,25 @@ class Scheduler:
                 return False
         if not self.stopper.should_stop:
             return False
-        return self.policy.expected_targets() < self.es_expected
+        return self.policy.expected_targets() < self._promise_wanted()
+
+    def inherit_stop(self, promise: float | None) -> None:
+        """A warm run starts where early stopping ended the last run, its frontier then promising ``promise``
+        targets (None: the last run did not end so). The drought goes on (``DroughtStop.prior``) and has had
+        its one last look: the same links looked at again would be a tour of the old frontier."""
+        self.prior_promise = promise
+        if promise is not None and self.stopper.inherited_drought:
+            self.stopper.note_look()
+
+    def _promise_wanted(self) -> float:
+        """The targets the links left must promise for a drought to go on: ``es_expected``, and in a warm run
+        still in the drought the last run ended in, one more than that run's frontier promised when it
+        stopped. The same links judged again by the same model come out a little above or below the line
+        (a tiny site's facet pages: 30.0 at the last run's stop, then 45 of them crawled by the next); only
+        what the revisits taught (new links, pages that paid) reopens them."""
+        if self.prior_promise is None or not self.stopper.inherited_drought:
+            return self.es_expected
+        return max(self.es_expected, self.prior_promise + 1.0)
 
     def end_reason(self) -> str:
         """Why early stopping ended the crawl (after ``ends_crawl`` said so)."""
@@ -144,7 +164,7 @@ class Scheduler:
     # -- checkpoints -----------------------------------------------------------------------------------
     def state(self) -> dict:
         """The parked links and the early-stopping rule's state (the plan and the policy save their own)."""
-        return {"parked": self._parked, "early_stopping": self.stopper.state()}
+        return {"parked": self._parked, "early_stopping": self.stopper.state(), "prior_promise": self.prior_promise}
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The deferred links' ids (their URLs, depths and tag paths are in the link table)."""
@@ -153,6 +173,7 @@ class Scheduler:
     def restore(self, state: dict, arrays: dict[str, np.ndarray]) -> None:
         self._parked = [int(x) for x in state["parked"]]
         self.stopper.restore(state["early_stopping"])
+        self.prior_promise = state.get("prior_promise")
         self._later_ids = [int(x) for x in arrays.get("later", [])]
 
     def restore_later(self, links: LinkTable) -> None:

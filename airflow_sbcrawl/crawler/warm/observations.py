@@ -93,12 +93,14 @@ def restore_model(memory: SiteMemory, config: CrawlConfig, policy: Policy,
 def build_memory(previous: SiteMemory | None, seen: Observations, status: dict[str, str], rows: list[dict],
                  links: LinkTable, *, config: CrawlConfig, run_id: str, policy: Policy,
                  classifier: UrlClassifier | OracleClassifier, frontier: list[int] = (),
-                 tally: tuple[int, int] | None = None, drought: int = 0) -> SiteMemory:
+                 tally: tuple[int, int] | None = None, drought: int = 0,
+                 promise: float | None = None) -> SiteMemory:
     """The memory a run leaves: ``previous`` (the one it started from, or a cold run ignored) updated with
     the run's manifest ``rows``, the datasets' ``status`` this run, what it ``seen`` of the pages, the
     model it learned, the links it left unfetched (``frontier``, ids in ``links``) and, for a warm run, the
     known items it compared with the memory and found changed (``tally``, for the memory's history), and
-    the pages it read after its last new target (``drought``)."""
+    the pages it read after its last new target (``drought``) and, when early stopping ended it, what its
+    frontier still promised (``promise``)."""
     now = datetime.now(UTC).isoformat(timespec="seconds")
     old_datasets = previous.datasets if previous is not None else {}
     datasets = {url: d for url, d in old_datasets.items() if status.get(url) != "gone"}
@@ -133,7 +135,7 @@ def build_memory(previous: SiteMemory | None, seen: Observations, status: dict[s
         model_state={"policy": policy.state(), "classifier": classifier.state()},
         model_arrays=arrays, datasets=datasets, pages=_pages(previous, seen, links, datasets),
         frontier=_frontier(frontier, links, datasets, rows), history=_history(previous, tally),
-        drought=drought, **_seen_urls(previous, links, seen))
+        drought=drought, promise=promise, **_seen_urls(previous, links, seen))
 
 
 def _frontier(waiting: list[int], links: LinkTable, datasets: dict[str, KnownDataset],
