@@ -5,6 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+from airflow_sbcrawl.crawler import state as ckpt
 from airflow_sbcrawl.report import write_report
 from sbcrawl_dev.bench.runner import CrawlSpec, make_crawler, proxied
 from sbcrawl_dev.bench.truth import site_truth
@@ -49,30 +52,43 @@ def test_report_of_a_policy_without_groups_says_so(tmp_path):
     assert "does not classify links" in text
 
 
+class Killed(Exception):
+    pass
+
+
 def test_report_after_resumes_tells_one_history(sim_server, sim_proxy_env, tmp_path, checkpoints_by_pages):
-    """A crawl killed after its last checkpoint (here: that checkpoint lost) and resumed twice: the report's
-    totals, its harvest curve and its history agree."""
+    """A crawl killed between two checkpoints and resumed twice: the report's totals, its harvest curve and
+    its history agree."""
     from airflow_sbcrawl.crawler import CrawlConfig, Crawler, LocalSink, LocalStateStore
 
     srv = sim_server("tiny")
     sim_proxy_env(srv)
 
-    def run(max_requests: int, resume: bool):
+    def run(max_requests: int, resume: bool, kill_at: int = 0):
         config = CrawlConfig(srv.site.start_url, delay=0.0, checkpoint_every_pages=4, max_requests=max_requests)
-        crawler = Crawler(config, LocalSink(tmp_path), LocalStateStore(tmp_path / "state"))
+
+        def kill(progress) -> None:  # as a SIGKILL would: before the page's checkpoint, none at the end
+            if kill_at and progress.requests >= kill_at:
+                raise Killed
+
+        crawler = Crawler(config, LocalSink(tmp_path), LocalStateStore(tmp_path / "state"), on_progress=kill,
+                          progress_every=0.0)
         return crawler, crawler.run(resume=resume)
 
-    _, first = run(60, resume=False)
-    newest = max((tmp_path / "state").glob("ckpt-*"))
-    (newest / "MANIFEST.json").unlink()  # the segment after the previous checkpoint is now "lost"
+    with pytest.raises(Killed):
+        run(200, resume=False, kill_at=60)
+    # The segment after the last checkpoint is "lost"; the budget journal holds what it spent (a request the
+    # kill cut before it reached the server included).
+    spent = ckpt.BudgetJournal.last_totals(LocalStateStore(tmp_path / "state"))[0]
     run(90, resume=True)
     crawler, summary = run(120, resume=True)
     assert [r["from_checkpoint"] is not None for r in crawler.run_state.resumes] == [True, True]
     lost = crawler.run_state.resumes[0]
     assert lost["lost_requests"] > 0 and lost["at_page"] is not None
-    # The curve joins the lost segment's end (the first run's 60 requests) and never goes back.
-    assert summary.requests == len(srv.log) == 120
-    assert first.requests == 60 and 60 in crawler.run_state.harvest_requests
+    # The curve joins the lost segment's end (the requests the killed run spent) and never goes back.
+    # (the server saw them all but the ones the kill cut on their way: at most the 8 in flight)
+    assert summary.requests == 120 and 120 - 8 <= len(srv.log) <= 120
+    assert spent >= 60 and spent in crawler.run_state.harvest_requests
     assert list(crawler.run_state.harvest_requests) == sorted(crawler.run_state.harvest_requests)
     assert list(crawler.run_state.harvest_targets) == sorted(crawler.run_state.harvest_targets)
     assert crawler.run_state.harvest_targets[-1] <= summary.targets
