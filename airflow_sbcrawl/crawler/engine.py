@@ -184,7 +184,9 @@ class Crawler:
                 self.spool.close()
         if self.store is not None:
             self.checkpoint()
-        if self.spool is not None and not self._stop.is_set():
+        if self.spool is not None and self._stop.is_set():
+            self.spool.close()  # kept for the resume
+        elif self.spool is not None:
             self.spool.discard()  # a run that ended by itself is not resumed
         self.sink.flush()
         self._write_memory()
@@ -227,8 +229,6 @@ class Crawler:
                 for seq in self.store.checkpoints():
                     self.store.delete(seq)
                 self.store.journal_reset()
-            if self.spool is not None and not resume:
-                self.spool.begin(0)  # a run of its own: no other run's answers
             elif resume:
                 loaded = ckpt.load_latest(self.store)
                 if loaded is not None:
@@ -241,9 +241,12 @@ class Crawler:
                 self._seq = max([self._seq, *self.store.checkpoints()])
                 if self.tmp_dir and (removed := Fetcher.clean_partial_files(self.tmp_dir)):
                     log.info("removed %d partial downloads left by the interrupted crawl", removed)
-                if self.spool is not None and (waiting := self.spool.resume(self.resumed_from or 0)):
+            if self.spool is not None and resume and not fresh:
+                if waiting := self.spool.resume(self.resumed_from or 0):
                     log.info("%d answers the interrupted crawl received since its checkpoint are replayed, "
                              "not asked again", waiting)
+            elif self.spool is not None:
+                self.spool.begin(0)  # a run of its own: no other run's answers
         if self.resumed_from is None:  # a new run: warm when a memory exists, unless asked not to be
             self.changes.use(memory if self.warm_start else None)
             if self.changes.memory is not None:
