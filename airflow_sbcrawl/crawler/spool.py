@@ -100,6 +100,8 @@ class ResponseSpool:
     # -- answers ---------------------------------------------------------------------------------------
     def take(self, method: str, url: str, headers: dict[str, str] | None) -> Response | None:
         """The answer the interrupted crawl got to this request, once; None when it got none."""
+        if not self._waiting:  # every request of a crawl that is not replaying: no key to build
+            return None
         key = _key(method, url, headers)
         with self._lock:
             answers = self._waiting.get(key)
