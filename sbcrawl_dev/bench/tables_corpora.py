@@ -31,6 +31,9 @@ Corpora:
 - ``real``: statistics offices' files annotated by reading them (``tables_regions.json`` next to this
   module: repository, commit and path of each file, and per sheet its tables' ranges and header rows),
   with the files of ``tests/data/tables_real``.
+- ``fresh``: real statistics files annotated the same way (``tables_regions_fresh.json``) for evaluation
+  only (issue 20): scored by ``bench tables --regions``, never trained or tuned on (``EVAL_ONLY``; every fit
+  takes its corpora from ``training_corpora``).
 
 The other corpus of Strudel's repository, Troy_200 (``data/troy.jl.gz``), is an evaluation set kept out of
 development: it is never fetched here.
@@ -52,8 +55,11 @@ from pathlib import Path
 
 MONDRIAN = ("HPI-Information-Systems/Mondrian", "e7a4d62aefb1eef68af77dfbb00a8cd3e5d0ab60")
 ANNOTATIONS = Path(__file__).with_name("tables_regions.json")
+FRESH_ANNOTATIONS = Path(__file__).with_name("tables_regions_fresh.json")
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CORPORA = ("saus", "fuste", "deco", "real")
+CORPORA = ("saus", "fuste", "deco", "real", "fresh")
+#: Corpora kept for an honest measure on files nobody tuned on: scored, never fitted on
+EVAL_ONLY = frozenset({"fresh"})
 CACHE_ENV = "SBCRAWL_TABLES_CACHE"
 MIRROR_ENV = "SBCRAWL_MIRROR"
 
@@ -292,8 +298,8 @@ def file_sheets(data: bytes, name: str, member: str = "") -> dict[str, list[list
     return {s.name: s.rows for s in result.sheets if not member or s.member == member}
 
 
-def real_sheets(repos: Repos, path: Path = ANNOTATIONS) -> tuple[list[dict], list[str]]:
-    """The annotated real files' sheets, and what could not be read."""
+def real_sheets(repos: Repos, path: Path = ANNOTATIONS, corpus: str = "real") -> tuple[list[dict], list[str]]:
+    """The annotated real files' sheets (of ``path``, named ``corpus``), and what could not be read."""
     out, problems = [], []
     for entry in load_annotations(path):
         label = entry.get("local") or f"{entry['repo']}:{entry['path']}"
@@ -313,7 +319,7 @@ def real_sheets(repos: Repos, path: Path = ANNOTATIONS) -> tuple[list[dict], lis
             if rows is None:
                 problems.append(f"{label}: no sheet {sheet!r} (sheets: {sorted(sheets)[:8]})")
                 continue
-            out.append({"corpus": "real", "id": f"{name}#{sheet}", "org": entry.get("org", ""), "group": label,
+            out.append({"corpus": corpus, "id": f"{name}#{sheet}", "org": entry.get("org", ""), "group": label,
                         "rows": rows, "tables": annotated_tables(spec), "lines": None})
     return out, problems
 
@@ -357,30 +363,41 @@ def available(cache: Path | None = None) -> list[str]:
     return [c for c in CORPORA if (base / f"{c}.jl.gz").is_file()]
 
 
-def fetch(cache: Path, mirror: Path, out=sys.stdout) -> dict[str, int]:
-    """Build every corpus into the cache; returns the sheets written per corpus."""
+def training_corpora(cache: Path | None = None) -> list[str]:
+    """The cached corpora a model may learn from: every one but the evaluation-only ones (``EVAL_ONLY``)."""
+    return [c for c in available(cache) if c not in EVAL_ONLY]
+
+
+def fetch(cache: Path, mirror: Path, out=sys.stdout, only: frozenset[str] | None = None) -> dict[str, int]:
+    """Build every corpus (or those in ``only``) into the cache; returns the sheets written per corpus."""
     repos = Repos(mirror, cache)
     counts = {}
+    wanted = only or frozenset(CORPORA)
     saus = default_data_path()
-    if saus.is_file():
+    if "saus" in wanted and saus.is_file():
         counts["saus"] = len(sheets := saus_sheets(saus))
         print(f"saus: {counts['saus']} sheets -> {write_corpus(cache, 'saus', sheets)}", file=out)
-    else:
+    elif "saus" in wanted:
         print(f"saus: not found at {saus} (set SBCRAWL_TABLES_DATA)", file=out)
     for corpus in ("fuste", "deco"):
+        if corpus not in wanted:
+            continue
         sheets, why = read_mondrian(repos, corpus)
         if sheets:
             counts[corpus] = len(sheets)
             print(f"{corpus}: {len(sheets)} sheets -> {write_corpus(cache, corpus, sheets)}", file=out)
         if why:
             print(f"{corpus}: {'unavailable: ' if not sheets else ''}{why}", file=out)
-    sheets, problems = real_sheets(repos)
-    counts["real"] = len(sheets)
-    orgs = sorted({s["org"] for s in sheets})
-    print(f"real: {len(sheets)} sheets from {len(orgs)} organisations -> {write_corpus(cache, 'real', sheets)}",
-          file=out)
-    for p in problems:
-        print(f"  - {p}", file=out)
+    for corpus, path in (("real", ANNOTATIONS), ("fresh", FRESH_ANNOTATIONS)):
+        if corpus not in wanted:
+            continue
+        sheets, problems = real_sheets(repos, path, corpus)
+        counts[corpus] = len(sheets)
+        orgs = sorted({s["org"] for s in sheets})
+        print(f"{corpus}: {len(sheets)} sheets from {len(orgs)} organisations -> "
+              f"{write_corpus(cache, corpus, sheets)}", file=out)
+        for p in problems:
+            print(f"  - {p}", file=out)
     return counts
 
 
@@ -435,6 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("action", choices=("fetch", "list", "show", "view"))
     parser.add_argument("corpus", nargs="?", help="show: the corpus; view: owner/name@commit:path[!member] or a file")
     parser.add_argument("part", nargs="?", default="", help="show: part of the sheets' ids; view: the sheet")
+    parser.add_argument("--only", default="", help="fetch: comma-separated corpora to build (default: all)")
     parser.add_argument("--rows", help="show: 1-based rows A:B")
     parser.add_argument("--width", type=int, default=18, help="show: characters per cell")
     parser.add_argument("--cache", type=Path, default=None, help=f"default ${CACHE_ENV} or ~/.cache/sbcrawl-tables")
@@ -443,7 +461,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cache = args.cache or default_cache()
     if args.action == "fetch":
-        fetch(cache, args.mirror or default_mirror())
+        only = frozenset(c for c in args.only.split(",") if c)
+        unknown = sorted(only - set(CORPORA))
+        if unknown:
+            parser.error(f"unknown corpora {unknown} (known: {', '.join(CORPORA)})")
+        fetch(cache, args.mirror or default_mirror(), only=only or None)
         return 0
     if args.action == "list":
         for corpus in available(cache):

@@ -223,12 +223,12 @@ SHIPPED_LINE_CORPORA = ("saus",)
 
 
 def loco_models(corpora: dict[str, list[dict]]) -> dict[str, tuple]:
-    """Per corpus, the (line model, region model) fitted on every other cached corpus (all of them are
-    loaded for this, whichever are scored)."""
+    """Per corpus, the (line model, region model) fitted on every other cached corpus a model may learn from
+    (all of them are loaded for this, whichever are scored; an evaluation-only corpus is never among them)."""
     from airflow_sbcrawl.tables.classifier import default_classifier
     from sbcrawl_dev.bench import tables_corpora, tables_train
 
-    everything = {name: tables_corpora.load_corpus(name) for name in tables_corpora.available()}
+    everything = {name: tables_corpora.load_corpus(name) for name in tables_corpora.training_corpora()}
     data = tables_train.prepare(everything, augment=True)
     return {name: tables_train.loco_fit(data, name, default_classifier(), SHIPPED_LINE_CORPORA)
             for name in corpora}
@@ -258,15 +258,16 @@ def held_out_models(folder: str, corpora: Sequence[str]) -> dict[str, tuple]:
 
 
 def train_shipped(path=None) -> str:
-    """Fit the region models on every cached corpus over the shipped line model's predictions, and write
-    them as JSON (``regions.PARAMS_FILE`` in the package unless ``path``); returns the path written."""
+    """Fit the region models on every cached training corpus (not the evaluation-only ones) over the shipped
+    line model's predictions, and write them as JSON (``regions.PARAMS_FILE`` in the package unless ``path``);
+    returns the path written."""
     from pathlib import Path
 
     from airflow_sbcrawl.tables import regions
     from airflow_sbcrawl.tables.classifier import default_classifier
     from sbcrawl_dev.bench import tables_corpora, tables_train
 
-    everything = {name: tables_corpora.load_corpus(name) for name in tables_corpora.available()}
+    everything = {name: tables_corpora.load_corpus(name) for name in tables_corpora.training_corpora()}
     fitted = tables_train.fit_models(tables_train.prepare(everything, augment=True), line=default_classifier())
     target = Path(path) if path else Path(regions.__file__).with_name(regions.PARAMS_FILE)
     fitted.regions.save(target)
