@@ -298,6 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--held-out", default="", metavar="DIR",
                         help="--regions: score the models held out from each corpus read from DIR (<corpus>.json, "
                              "<corpus>.line.json) instead of fitting them")
+    parser.add_argument("--by-org", action="store_true",
+                        help="--regions: also the used range and the shipped detector per organisation")
+    parser.add_argument("--differences", action="store_true",
+                        help="--regions: list the sheets the shipped detector does not frame exactly")
     parser.add_argument("--train-regions", action="store_true",
                         help="--regions: refit the region models on every cached corpus and write region_model.json")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object too")
@@ -312,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         from sbcrawl_dev.bench.tables_regions import main as regions_main
 
         result = regions_main([c for c in args.corpora.split(",") if c], loco=args.loco, out=out,
-                              held_out=args.held_out)
+                              held_out=args.held_out, per_org=args.by_org, differences=args.differences)
         if args.json:
             print(json.dumps(result), file=out)
         return 0 if result else 2

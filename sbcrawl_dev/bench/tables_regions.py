@@ -182,11 +182,45 @@ HEADER_LINE = (f"{'':<22} | {'IoU>=0.5  P     R     F1':<17} | {'IoU>=0.75 P    
                f"{'exact     P     R     F1':<17} | header | unique | us/cell")
 
 
-def main(corpora: Sequence[str] = (), loco: bool = False, out=None, repeats: int = 3, held_out: str = "") -> dict:
+def a1_region(region: Region) -> str:
+    """(6, 39, 1, 10) -> "B7:K40"."""
+    from airflow_sbcrawl.tables.model import column_letter
+
+    r0, r1, c0, c1 = region
+    return f"{column_letter(c0)}{r0 + 1}:{column_letter(c1)}{r1 + 1}"
+
+
+def sheet_differences(sheets: Sequence[dict], find: Detector) -> list[str]:
+    """The sheets whose tables ``find`` does not frame exactly (range and header block), one line each: the
+    annotated tables and the found ones, as range/header rows (how the annotation files write them)."""
+
+    def text(region: Region, header: tuple[int, int] | None) -> str:
+        return f"{a1_region(region)}/{header[1] - header[0] + 1 if header else 0}"
+
+    out = []
+    for sheet in sheets:
+        truth = [(tuple(t["range"]), tuple(t["header"]) if t.get("header") else None) for t in sheet["tables"]]
+        found = [(f[0], f[1]) for f in find(sheet["rows"])]
+        if sorted(truth) != sorted(found):
+            out.append(f"{sheet['id']}: annotated {[text(*t) for t in truth]} found {[text(*f) for f in found]}")
+    return out
+
+
+def by_organisation(sheets: Sequence[dict], finders: dict[str, Detector]) -> dict[str, dict[str, dict]]:
+    """Per organisation (the sheets' ``org``), the scores of each detector over its sheets."""
+    orgs = sorted({s.get("org", "") for s in sheets})
+    return {org: {label: score([s for s in sheets if s.get("org", "") == org], find).scores()
+                  for label, find in finders.items()} for org in orgs}
+
+
+def main(corpora: Sequence[str] = (), loco: bool = False, out=None, repeats: int = 3, held_out: str = "",
+         per_org: bool = False, differences: bool = False) -> dict:
     """Print and return the region figures of every cached corpus (or of ``corpora``): the used-range
     baseline, the detector framing tables by its rules (``regions="rules"``) and the shipped one; with
     ``loco``, the learned models fitted without the corpus (``tables_train.loco_fit``), scored on it;
-    with ``held_out``, those models read from that folder instead of fitted (``held_out_models``).
+    with ``held_out``, those models read from that folder instead of fitted (``held_out_models``); with
+    ``per_org``, the baseline and the shipped detector per organisation too (under ``"<corpus> by org"``);
+    with ``differences``, the sheets the shipped detector does not frame exactly.
 
     Returns {} when no corpus is cached (the message says how to fetch them).
     """
@@ -215,6 +249,15 @@ def main(corpora: Sequence[str] = (), loco: bool = False, out=None, repeats: int
         for label, s in rows.items():
             print(format_row(f"{name} {label}", s), file=out)
         result[name] = rows
+        if per_org:
+            orgs = by_organisation(sheets, {"used_range": used_range, "shipped": detector()})
+            for org, org_rows in orgs.items():
+                for label, s in org_rows.items():
+                    print(format_row(f"  {org[:14]} {label[:7]}", s), file=out)
+            result[f"{name} by org"] = orgs
+        if differences:
+            for line in sheet_differences(sheets, detector()):
+                print(f"  {name}: {line}", file=out)
     return result
 
 
