@@ -97,3 +97,14 @@ def test_the_fresh_annotations_are_pinned_and_share_no_file_with_the_real_corpus
             for table, parsed in zip(spec, tables_corpora.annotated_tables(spec), strict=True):
                 r0, r1, _, _ = parsed["range"]
                 assert 0 <= int(table["header"]) <= r1 - r0 + 1
+
+
+def test_differences_and_per_organisation_scores_name_the_sheets_and_publishers():
+    exact = _sheet("fresh", 0) | {"org": "B", "rows": _sheet("fresh", 0)["rows"][1:],
+                                  "tables": [{"range": [0, 8, 0, 2], "header": [0, 0]}]}
+    titled = _sheet("fresh", 1) | {"org": "A"}  # the used range takes its title line in
+    lines = tables_regions.sheet_differences([exact, titled], tables_regions.used_range)
+    assert lines == ["fresh1: annotated ['A2:C10/1'] found ['A1:C10/1']"]
+    orgs = tables_regions.by_organisation([exact, titled], {"used_range": tables_regions.used_range})
+    assert list(orgs) == ["A", "B"]
+    assert orgs["A"]["used_range"]["exact"]["f1"] == 0.0 and orgs["B"]["used_range"]["exact"]["f1"] == 1.0
