@@ -50,8 +50,8 @@ def _corpora_fitted_on(monkeypatch) -> list[set[str]]:
 
 
 def test_fresh_is_cached_and_scored_but_never_trained_on(cache, tmp_path, monkeypatch):
-    assert tables_corpora.available(cache) == ["real", "fresh"]
-    assert tables_corpora.training_corpora(cache) == ["real"]
+    assert tables_corpora.available(cache, evaluation=True) == ["real", "fresh"]
+    assert tables_corpora.available(cache) == ["real"]  # what a script fitting "every cached corpus" gets
     seen = _corpora_fitted_on(monkeypatch)
     tables_regions.train_shipped(tmp_path / "region_model.json")  # --train-regions
     tables_regions.loco_models({"real": [], "fresh": []})  # --loco, scoring both

@@ -32,8 +32,8 @@ Corpora:
   module: repository, commit and path of each file, and per sheet its tables' ranges and header rows),
   with the files of ``tests/data/tables_real``.
 - ``fresh``: real statistics files annotated the same way (``tables_regions_fresh.json``) for evaluation
-  only (issue 20): scored by ``bench tables --regions``, never trained or tuned on (``EVAL_ONLY``; every fit
-  takes its corpora from ``training_corpora``).
+  only (issue 20): scored by ``bench tables --regions``, never trained or tuned on (``EVAL_ONLY``:
+  ``available`` leaves it out unless asked for evaluation, so every fit over "the cached corpora" skips it).
 
 The other corpus of Strudel's repository, Troy_200 (``data/troy.jl.gz``), is an evaluation set kept out of
 development: it is never fetched here.
@@ -357,15 +357,12 @@ def default_data_path() -> Path:
     return next((c for c in candidates if c.exists()), candidates[0])
 
 
-def available(cache: Path | None = None) -> list[str]:
-    """The corpora in the cache, in ``CORPORA`` order."""
+def available(cache: Path | None = None, evaluation: bool = False) -> list[str]:
+    """The corpora in the cache a model may learn from, in ``CORPORA`` order; with ``evaluation``, the
+    evaluation-only ones (``EVAL_ONLY``) too. Leaving them out by default keeps them out of any fit that
+    takes "every cached corpus", scripts included; only scoring asks for them."""
     base = cache or default_cache()
-    return [c for c in CORPORA if (base / f"{c}.jl.gz").is_file()]
-
-
-def training_corpora(cache: Path | None = None) -> list[str]:
-    """The cached corpora a model may learn from: every one but the evaluation-only ones (``EVAL_ONLY``)."""
-    return [c for c in available(cache) if c not in EVAL_ONLY]
+    return [c for c in CORPORA if (base / f"{c}.jl.gz").is_file() and (evaluation or c not in EVAL_ONLY)]
 
 
 def fetch(cache: Path, mirror: Path, out=sys.stdout, only: frozenset[str] | None = None) -> dict[str, int]:
@@ -468,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
         fetch(cache, args.mirror or default_mirror(), only=only or None)
         return 0
     if args.action == "list":
-        for corpus in available(cache):
+        for corpus in available(cache, evaluation=True):
             sheets = load_corpus(corpus, cache)
             tables = sum(len(s["tables"]) for s in sheets)
             print(f"{corpus:<6} {len(sheets):5d} sheets {tables:5d} tables")

@@ -229,7 +229,7 @@ def main(corpora: Sequence[str] = (), loco: bool = False, out=None, repeats: int
     from sbcrawl_dev.bench import tables_corpora
 
     out = out or sys.stdout
-    names = list(corpora) or tables_corpora.available()
+    names = list(corpora) or tables_corpora.available(evaluation=True)
     if not names:
         print(f"no annotated corpora in {tables_corpora.default_cache()}: run "
               "'python -m sbcrawl_dev bench tables-corpora fetch' first", file=out)
@@ -271,7 +271,7 @@ def loco_models(corpora: dict[str, list[dict]]) -> dict[str, tuple]:
     from airflow_sbcrawl.tables.classifier import default_classifier
     from sbcrawl_dev.bench import tables_corpora, tables_train
 
-    everything = {name: tables_corpora.load_corpus(name) for name in tables_corpora.training_corpora()}
+    everything = {name: tables_corpora.load_corpus(name) for name in tables_corpora.available()}
     data = tables_train.prepare(everything, augment=True)
     return {name: tables_train.loco_fit(data, name, default_classifier(), SHIPPED_LINE_CORPORA)
             for name in corpora}
@@ -310,7 +310,7 @@ def train_shipped(path=None) -> str:
     from airflow_sbcrawl.tables.classifier import default_classifier
     from sbcrawl_dev.bench import tables_corpora, tables_train
 
-    everything = {name: tables_corpora.load_corpus(name) for name in tables_corpora.training_corpora()}
+    everything = {name: tables_corpora.load_corpus(name) for name in tables_corpora.available()}
     fitted = tables_train.fit_models(tables_train.prepare(everything, augment=True), line=default_classifier())
     target = Path(path) if path else Path(regions.__file__).with_name(regions.PARAMS_FILE)
     fitted.regions.save(target)
