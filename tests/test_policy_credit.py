@@ -438,3 +438,85 @@ def test_a_warm_runs_drought_goes_on_from_the_last_runs():
     carried.update(21, 1)
     assert not carried.should_stop and carried.drought() == 0
     assert EarlyStopping().drought() == 0
+
+
+GOAL = "html body main div.goals a"
+INDICATOR = "html body main div.goal ul li a"
+NEXT_BUTTON = "html body main div.banner a.btn"
+
+
+def _crawl_goal_platform(chained: bool, seed: int, out: int = 1, goals: int = 8,
+                         per_goal: int = 8) -> tuple[int, int, int]:
+    """An SDG platform as the policy sees it: the home page links the goal pages, each goal page its
+    indicators (a target each); with ``chained``, every indicator page also links the previous and the next
+    indicator, as the engine reports them (new ones added, known ones ``relinked``). Up to ``out`` pages
+    are handed out before the oldest is fed back, until 90 % of the targets: (goal pages fetched, pages
+    fetched, times the policy held back a link while pages were out)."""
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(seed))
+    indicators = [f"{g}-{i}" for g in range(goals) for i in range(per_goal)]
+    ids: dict[str, int] = {}
+
+    def links_of(page: str) -> list[tuple[str, str]]:
+        if page == "home":
+            return [(f"goal{g}", GOAL) for g in range(goals)]
+        if page.startswith("goal"):
+            return [(f"{page[4:]}-{i}", INDICATOR) for i in range(per_goal)]
+        k = indicators.index(page)
+        return [(indicators[j], NEXT_BUTTON) for j in (k - 1, k + 1) if chained and 0 <= j < len(indicators)]
+
+    def read(page: str) -> None:
+        new, known = [], []
+        for name, path in links_of(page):
+            if name in ids:
+                known.append(ids[name])
+            else:
+                ids[name] = len(ids)
+                new.append(NewLink(ids[name], f"http://s.example/{name}/", path, "", 1))
+        if getattr(policy, "counts_relinks", False):  # as the engine tells the policies that ask
+            policy.relinked(known)
+        policy.add(new)
+
+    read("home")
+    found = goal_pages = fetched = held = 0
+    pages_out: list[int] = []
+    while found < 0.9 * len(indicators):
+        link = policy.next() if len(pages_out) < out else None
+        if link is not None:
+            pages_out.append(link)
+            continue
+        held += len(pages_out) < out and len(policy) > 0
+        link = pages_out.pop(0)  # the oldest page out comes back
+        page = next(name for name, i in ids.items() if i == link)
+        read(page)
+        fetched += 1
+        is_goal = page.startswith("goal")
+        goal_pages += is_goal
+        found += not is_goal
+        policy.feedback(link, 0 if is_goal else 1)
+    return goal_pages, fetched, held
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hub_pages_whose_links_other_pages_give_too_are_not_explored(seed):
+    # Every indicator links the next one: after a goal page or two the rest are reached without them
+    # (AUER alone explores all eight: they hold no target but their few pulls earn them a large bonus).
+    goal_pages, fetched, _ = _crawl_goal_platform(chained=True, seed=seed)
+    assert goal_pages <= 3 and fetched <= 60
+    # Where the goal pages are the only way to the indicators, each is still fetched.
+    assert _crawl_goal_platform(chained=False, seed=seed)[0] == 8
+
+
+def test_relinks_are_counted_once_against_the_action_that_revealed_the_link():
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    site = Site(policy)
+    site.reveal(["pager"])
+    page = policy.next()
+    site.reveal(["item"] * 4)  # links 1-4, revealed by the pager page
+    policy.feedback(page, 0)
+    action = int(policy.actions.assign(policy.vectorizer.transform_one(PAGER), 0, key=PAGER))
+    policy.relinked([1, 2, 2, 99])
+    policy.relinked([1])
+    assert policy._hub_revealed[action] == 4 and policy._hub_relinked[action] == 2
+    restored = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    restored.restore(json.loads(json.dumps(policy.state())), policy.arrays())
+    assert restored._hub_relinked[action] == 2 and restored._revealer[3] == action and restored._revealer[1] == -1

@@ -76,6 +76,13 @@ class Policy:
         """What the GET of a link handed out by ``next`` found (html, target, redirect, blocked, other,
         error), before ``feedback``: a free label for policies that learn from it (FOCUSED)."""
 
+    #: Whether ``relinked`` is wanted: the engine then notes which known links each page links again.
+    counts_relinks: ClassVar[bool] = False
+
+    def relinked(self, link_ids: list[int]) -> None:
+        """Links the crawl knew already that a page just read links again (its own URL left out), for
+        policies with ``counts_relinks``: how often a page's links are also found elsewhere."""
+
     def promising(self) -> bool:
         """Whether the page last fed back was worth more than the crawl's average page to the policy even
         without a target on it (it revealed links the policy rates highly): the crawl is on a path to
