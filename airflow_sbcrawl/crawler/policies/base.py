@@ -40,6 +40,11 @@ class Policy:
     #: hands out the next link only after the last one's feedback, whatever the fetch concurrency. Policies
     #: that key what they wait for by link id can have several pages out at once.
     sequential = True
+    #: For a policy that is not ``sequential``: how many pages handed out by ``next`` may await their
+    #: feedback at once (None: as many as the fetch pool has room for). A page's links reach the frontier
+    #: only with its feedback, so each page out is a decision taken without the links it will reveal; the
+    #: work of the pages (their files) is fetched with the pool's full concurrency either way.
+    pages_at_once: int | None = None
     #: For a policy that classifies links: True when the URL classifier calls a URL with a dataset file
     #: extension a target whatever its model says; False when it learns from the crawl's labels alone.
     extension_prior = True
