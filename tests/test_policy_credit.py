@@ -446,13 +446,15 @@ NEXT_BUTTON = "html body main div.banner a.btn"
 
 
 def _crawl_goal_platform(chained: bool, seed: int, out: int = 1, goals: int = 8,
-                         per_goal: int = 8) -> tuple[int, int, int]:
+                         per_goal: int = 8, dryness: float = 0.0) -> tuple[int, int, int]:
     """An SDG platform as the policy sees it: the home page links the goal pages, each goal page its
     indicators (a target each); with ``chained``, every indicator page also links the previous and the next
     indicator, as the engine reports them (new ones added, known ones ``relinked``). Up to ``out`` pages
     are handed out before the oldest is fed back, until 90 % of the targets: (goal pages fetched, pages
-    fetched, times the policy held back a link while pages were out)."""
+    fetched, times the policy held back a link while pages were out). ``dryness``: the drought the crawl is
+    in throughout (``Policy.drought``)."""
     policy = CreditedBanditPolicy(_config(), np.random.default_rng(seed))
+    policy.drought(dryness)
     indicators = [f"{g}-{i}" for g in range(goals) for i in range(per_goal)]
     ids: dict[str, int] = {}
 
@@ -520,3 +522,40 @@ def test_relinks_are_counted_once_against_the_action_that_revealed_the_link():
     restored = CreditedBanditPolicy(_config(), np.random.default_rng(0))
     restored.restore(json.loads(json.dumps(policy.state())), policy.arrays())
     assert restored._hub_relinked[action] == 2 and restored._revealer[3] == action and restored._revealer[1] == -1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hubs_reached_around_get_their_bonus_back_in_a_drought(seed):
+    # In a drought the pages that would reach a hub's links are not being read: a hub is explored as AUER
+    # explores any action (all eight goal pages), or early stopping ends the crawl with its pages unread
+    # (the tiny site's economy archives, the only pages listing its last five datasets).
+    assert _crawl_goal_platform(chained=True, seed=seed, dryness=1.0)[0] == 8
+    assert 4 <= _crawl_goal_platform(chained=True, seed=seed, dryness=0.5)[0] < 8
+    assert _crawl_goal_platform(chained=True, seed=seed, dryness=0.0)[0] <= 3
+
+
+def test_a_droughts_dryness_rises_from_the_last_target_to_half_a_rate_window():
+    stop = DroughtStop(min_pages=50, expected=30)
+    stop.update(10, 0)
+    assert stop.dryness() == pytest.approx(10 / 25)  # no rate yet: half of min_pages
+    stop.update(100, 50)  # 0.5 targets a page: a rate window of 60 pages
+    assert stop.dryness() == 0.0
+    stop.update(115, 50, promising=True)  # promising pages renew a drought for the stop, not for this
+    assert stop.dryness() == pytest.approx(0.5)
+    stop.update(160, 50)
+    assert stop.dryness() == 1.0
+    restored = DroughtStop(min_pages=50, expected=30)
+    restored.restore(stop.state())
+    assert restored.dryness() == 1.0
+    stop.update(161, 51)
+    assert stop.dryness() == 0.0
+    assert EarlyStopping().dryness() == 0.0  # the paper's rule: the hub rule as it is
+
+
+def test_the_scheduler_tells_the_policy_how_deep_the_drought_is():
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    scheduler = Scheduler(policy, DroughtStop(min_pages=50, expected=30), early_stopping=True, es_expected=30.0)
+    scheduler.page_done(10, 0)
+    assert policy._dryness == pytest.approx(0.4)
+    scheduler.page_done(11, 1)
+    assert policy._dryness == 0.0

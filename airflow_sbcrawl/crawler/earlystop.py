@@ -59,6 +59,11 @@ class EarlyStopping:
     def note_look(self) -> None:
         """The last look of this drought was taken."""
 
+    def dryness(self) -> float:
+        """How deep the crawl is in a drought, 0 to 1 (see DroughtStop): the paper's rule has no measure of
+        one short of its windows, so never."""
+        return 0.0
+
     @property
     def stale_promise(self) -> bool:
         """The paper's rule has no warm bound (see DroughtStop)."""
@@ -91,6 +96,8 @@ class EarlyStopping:
 
 #: In a warm run, pages found promising without a new target extend a drought by this many windows at most.
 PROMISE_WINDOWS = 10
+#: A drought is full (``DroughtStop.dryness`` 1) after this share of a rate window without a new target.
+DRY_WINDOW_SHARE = 0.5
 
 
 class DroughtStop:
@@ -165,6 +172,18 @@ class DroughtStop:
 
     def note_look(self) -> None:
         self._looked_at = self._pages_at_last_progress
+
+    def dryness(self) -> float:
+        """How deep the crawl is in a drought of new targets: the pages read since the last one over
+        ``DRY_WINDOW_SHARE`` of the rate window (``min_pages`` while the crawl has no rate), at most 1. Pages
+        the policy found promising do not count against it: a policy that ranks some links below others
+        because the crawl would meet their pages anyway (``CreditedBanditPolicy``'s hubs reached around)
+        must rank them again before this rule ends the crawl, or a drought spent elsewhere ends it with
+        those pages never read."""
+        window = self._rate_window()
+        if window == sys.maxsize:
+            window = self.min_pages
+        return min(1.0, max(0, self._pages - self._pages_at_last_target) / max(DRY_WINDOW_SHARE * window, 1.0))
 
     def update(self, pages: int, targets: int, promising: bool = False) -> None:
         self._pages, self._targets = pages, targets

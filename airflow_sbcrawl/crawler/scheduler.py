@@ -111,6 +111,7 @@ class Scheduler:
         """One more page done with: the early-stopping rule's tally. A page a sitemap ``listed`` (not a link
         the crawl followed) is no step on a path towards datasets: what it revealed is not progress."""
         self.stopper.update(pages, targets, self.policy.promising() and not listed)
+        self.policy.drought(self.stopper.dryness())
 
     def ends_crawl(self) -> bool:
         """Whether early stopping ends the crawl now. A drought gets one look first, as soon as it is long

@@ -94,6 +94,11 @@ class Policy:
         datasets, not in a drought. Policies without such a notion say no."""
         return False
 
+    def drought(self, dryness: float) -> None:
+        """How deep the crawl is in a drought of new targets after the page last done with, from 0 (a target
+        just found) to 1 (early stopping may soon end the crawl; ``DroughtStop.dryness``). Policies that
+        rank links lower while the crawl is finding targets elsewhere rank them fully again as it rises."""
+
     def last_look(self, limit: int) -> list[int]:
         """Up to ``limit`` links taken out of the frontier, the most promising by what the policy learnt,
         crawled before early stopping ends a drought. Policies without such a notion give none."""

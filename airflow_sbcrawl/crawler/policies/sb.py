@@ -196,7 +196,11 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     Its mean credit (the value of what it revealed) is left as it is: a hub still pays by value. On the
     Ingolstadt replay (dev) this took the default from 0.38-0.48 to 0.58-0.63 of the gap one request at a
     time; with eight pages out it stayed near 0.3, as the pages in flight empty the indicator links waiting
-    and AUER fills the slots with goal pages (``benchmarks/results/replay-i19-round13``).
+    and AUER fills the slots with goal pages (``benchmarks/results/replay-i19-round13``). A hub's links are
+    reached around only while the crawl moves on: as a drought of new targets deepens (``drought``, from the
+    early-stopping rule) a hub gets its whole bonus back, or the drought ends the crawl with pages unread
+    that only the hub led to (the tiny site's news listing, the one page linking its RSS feed, behind a main
+    menu whose two pages revealed nothing new; ``benchmarks/results/replay-i19-round15``).
 
     Pages at once. A page's links reach the frontier only with its feedback, so every page handed out while
     others are out is chosen without the links they will reveal: with eight out, the next buttons of the
@@ -260,6 +264,9 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         self._hub_revealed = np.zeros(0)
         self._hub_relinked = np.zeros(0)
         self._revealer = np.full(0, -1, dtype=np.int64)
+        # How deep the crawl is in a drought of new targets (``drought``), 0 to 1: not saved, the scheduler
+        # tells it again with the next page.
+        self._dryness = 0.0
 
     def _grow_frontier(self, action: int) -> None:
         while len(self._action_subs) <= action:
@@ -467,7 +474,14 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         pages, revealed = self.bandit.rewarded[:n_actions], self._hub_revealed[:n_actions]
         hub = ((revealed > 0) | (pages >= _EMPTY_PAGES)) & (pages > 0) & (self._action_targets[:n_actions] == 0)
         alone = (revealed - self._hub_relinked[:n_actions]) / np.maximum(pages, 1.0)
-        return np.where(hub, np.maximum(_HUB_EXPLORE_FLOOR, alone / (alone + _ALONE_HALF)), 1.0)
+        share = np.maximum(_HUB_EXPLORE_FLOOR, alone / (alone + _ALONE_HALF))
+        # A hub's links are reached around only while the crawl is moving; in a drought the other pages
+        # that would reach them are not being read, so the hub gets its bonus back as the drought deepens.
+        share = share + (1.0 - share) * self._dryness
+        return np.where(hub, share, 1.0)
+
+    def drought(self, dryness: float) -> None:
+        self._dryness = dryness
 
     def relinked(self, link_ids: list[int]) -> None:
         """Known links a page linked again: each one another page revealed first is counted, once, against
