@@ -559,3 +559,21 @@ def test_the_scheduler_tells_the_policy_how_deep_the_drought_is():
     assert policy._dryness == pytest.approx(0.4)
     scheduler.page_done(11, 1)
     assert policy._dryness == 0.0
+
+
+def test_a_last_look_takes_pages_of_a_template_that_paid_where_another_action_holds_them():
+    # Dataset pages paid as the catalogue's items; a facet search (a sidebar that never paid) met three
+    # more first, so they wait among the facet's links, in a template never tried there.
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    policy.add([NewLink(i, f"http://s.example/dataset/{i}", ITEM, "", 1) for i in range(4)])
+    policy.add([NewLink(10 + i, f"http://s.example/search?f={i}", SIDEBAR, "", 1) for i in range(4)])
+    for _ in range(7):
+        link = policy.next()
+        policy.feedback(link, 2 if link < 10 else 0)
+    last = policy.next()  # the eighth page reveals the facet's links
+    policy.add([NewLink(20 + i, f"http://s.example/dataset/{20 + i}", SIDEBAR, "", 1) for i in range(3)])
+    policy.add([NewLink(30 + i, f"http://s.example/search?f={30 + i}", SIDEBAR, "", 1) for i in range(5)])
+    policy.feedback(last, 2 if last < 10 else 0)
+    assert not policy.last_look(0) and len(policy) == 8
+    # the dataset pages the facet met first, not the facet's own pages, which never paid
+    assert sorted(policy.last_look(30)) == [20, 21, 22]
