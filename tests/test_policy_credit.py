@@ -577,3 +577,41 @@ def test_a_last_look_takes_pages_of_a_template_that_paid_where_another_action_ho
     assert not policy.last_look(0) and len(policy) == 8
     # the dataset pages the facet met first, not the facet's own pages, which never paid
     assert sorted(policy.last_look(30)) == [20, 21, 22]
+
+
+class _LookingPolicy:
+    """A policy whose every page looks promising and whose frontier promises nothing: what it hands a look."""
+
+    def __init__(self, look: list[int]) -> None:
+        self.look = look
+        self.dryness = 0.0
+
+    def promising(self) -> bool:
+        return True
+
+    def drought(self, dryness: float) -> None:
+        self.dryness = dryness
+
+    def last_look(self, limit: int) -> list[int]:
+        look, self.look = self.look[:limit], self.look[limit:]
+        return look
+
+    def expected_targets(self) -> float:
+        return 0.0
+
+
+def test_a_drought_that_promising_pages_kept_short_gets_its_look_before_it_ends_the_crawl():
+    policy = _LookingPolicy([7, 8])
+    scheduler = Scheduler(policy, DroughtStop(min_pages=50, expected=30), early_stopping=True, es_expected=30.0)
+    for page in range(1, 101):
+        scheduler.page_done(page, page // 2)  # 50 targets in 100 pages: a rate window of 60
+    for page in range(101, 200):
+        scheduler.page_done(page, 50)  # every page promising, none with a target
+        assert not scheduler.ends_crawl()
+    scheduler.page_done(200, 50)  # as many pages since the last target as up to it
+    assert scheduler.stopper.promise_spent and not scheduler.stopper.should_look
+    assert not scheduler.ends_crawl()  # the look first: the best links left
+    assert [scheduler.next(0), scheduler.next(0)] == [7, 8]
+    assert scheduler.ends_crawl() and policy.dryness == 1.0
+    scheduler.page_done(201, 50)  # one look per drought of targets, however often promising pages renew it
+    assert scheduler.ends_crawl()

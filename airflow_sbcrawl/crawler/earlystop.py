@@ -56,6 +56,10 @@ class EarlyStopping:
         """Whether the drought is long enough for a last look (see DroughtStop)."""
         return False
 
+    def looked_since_target(self) -> bool:
+        """The paper's rule takes no look (see DroughtStop)."""
+        return True
+
     def note_look(self) -> None:
         """The last look of this drought was taken."""
 
@@ -146,6 +150,11 @@ class DroughtStop:
 
     def looked(self) -> bool:
         return self._looked_at == self._pages_at_last_progress
+
+    def looked_since_target(self) -> bool:
+        """Whether a look was taken since the last new target (in this drought or one a promising page
+        ended since)."""
+        return self._looked_at is not None and self._looked_at >= self._pages_at_last_target
 
     def prior(self, targets: int, pages: int, drought: int = 0) -> None:
         """What the last runs of the site found (``targets`` in ``pages`` read): a warm run's rate starts

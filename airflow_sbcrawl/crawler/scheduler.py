@@ -128,7 +128,12 @@ class Scheduler:
             return False
         if self.stopper.stale_promise:
             return True  # a warm run's drought that the last runs' model kept calling promising
-        if self.stopper.should_look and not self.stopper.looked():
+        # A drought that promising pages kept short of a rate window ends when the pages since the last
+        # target outnumber those before it (``promise_spent``): it gets its look first too, one per target,
+        # or the crawl ends with what the policy ranks best unread (the tiny site's last five datasets, met
+        # first in a facet search, waited among its links).
+        if ((self.stopper.should_look and not self.stopper.looked())
+                or (self.stopper.should_stop and not self.stopper.looked_since_target())):
             self.stopper.note_look()
             links = self.policy.last_look(LAST_LOOK)
             self._last_look = set(links)
