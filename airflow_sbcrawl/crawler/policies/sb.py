@@ -603,10 +603,11 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
     def last_look(self, limit: int) -> list[int]:
         """Links of the templates that paid (credit above zero) and still hold some, one of each in turn,
         the best template first: what a drought spent on unpaid parts of the site may have passed over.
-        A template not tried in its action counts at the best credit its URL template earned in another:
-        a dataset page first met in a facet search waits among the facet's links, whose action never paid,
-        though dataset pages met elsewhere paid every time (the tiny site's last datasets, listed only on
-        archive pages whose links the facets gave first)."""
+        A template counts at least at the best credit its URL template earned in any action: a dataset page
+        first met in a facet search waits among the facet's links, whose action never paid (nor did the
+        facet's one dataset page read, its files found already), though dataset pages met elsewhere paid
+        every time (the tiny site's last datasets, listed only on archive pages whose links the facets gave
+        first)."""
         n = len(self._sub_templates)
         means, rewarded = self.sub_bandit.means[:n], self.sub_bandit.rewarded[:n]
         worth = np.where(rewarded > 0, means, 0.0)
@@ -614,9 +615,8 @@ class CreditedBanditPolicy(SleepingBanditPolicy):
         for sub in np.flatnonzero(worth > 0).tolist():
             template = self._sub_templates[sub]
             paid_elsewhere[template] = max(paid_elsewhere.get(template, 0.0), float(worth[sub]))
-        untried = np.flatnonzero((rewarded == 0) & (self._sub_sizes[:n] > 0))
-        for sub in untried.tolist():
-            worth[sub] = paid_elsewhere.get(self._sub_templates[sub], 0.0)
+        for sub in np.flatnonzero(self._sub_sizes[:n] > 0).tolist():
+            worth[sub] = max(worth[sub], paid_elsewhere.get(self._sub_templates[sub], 0.0))
         paid = np.flatnonzero((worth > 0) & (self._sub_sizes[:n] > 0))
         order = [int(sub) for sub in paid[np.argsort(-worth[paid], kind="stable")]]
         links: list[int] = []
