@@ -615,3 +615,17 @@ def test_a_drought_that_promising_pages_kept_short_gets_its_look_before_it_ends_
     assert scheduler.ends_crawl() and policy.dryness == 1.0
     scheduler.page_done(201, 50)  # one look per drought of targets, however often promising pages renew it
     assert scheduler.ends_crawl()
+
+
+def test_a_rate_is_measured_over_min_pages_at_least():
+    # Two files on the first pages, then none: no evidence of a file a page, so no drought of fifty pages
+    stop = DroughtStop(min_pages=50, expected=30)
+    stop.update(2, 2)
+    for page in range(3, 120):
+        stop.update(page, 2, promising=True)
+        assert not stop.should_stop and not stop.should_look, page
+    assert stop.window() == 750  # 2 targets in 50 pages: 30 targets take 750
+    # a rate over more pages than that is the crawl's own
+    steady = DroughtStop(min_pages=50, expected=30)
+    steady.update(100, 50)
+    assert steady.window() == 60

@@ -209,7 +209,11 @@ class DroughtStop:
             # page linked from a few old posts) gives nothing for thousands of pages, then everything.
             # Only the budget ends such a crawl.
             return sys.maxsize
-        rate = (self._targets + prior_targets) / max(max(self._pages_at_last_target, 0) + prior_pages, 1)
+        # A rate is measured over ``min_pages`` pages at least: a crawl whose first pages held two files
+        # (tj: the home page's downloads) and then none for fifty had a "rate" of a file a page, a window of
+        # fifty pages, and ended before its first indicator page with data (tj, 2 of 142 targets).
+        rate = (self._targets + prior_targets) / max(max(self._pages_at_last_target, 0) + prior_pages,
+                                                     self.min_pages)
         return max(self.min_pages, int(self.expected / rate))
 
     def window(self) -> int:
