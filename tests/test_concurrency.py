@@ -68,6 +68,39 @@ def test_concurrent_crawl_overlaps_requests_and_retrieves_the_same_targets(sim_s
     assert wanted <= found[1] and wanted <= found[6]
 
 
+def test_the_default_hands_out_its_pages_at_once_and_their_files_go_out_together(sim_server, sim_proxy_env,
+                                                                                 tmp_path, monkeypatch):
+    """The default decides its next page with the links of all but ``pages_at_once`` - 1 pages in: no more
+    pages than that await their feedback, while the pool still holds more requests than that (files)."""
+    from airflow_sbcrawl.crawler.policies.sb import CreditedBanditPolicy
+
+    limit = CreditedBanditPolicy.pages_at_once
+    assert limit is not None and not CreditedBanditPolicy.sequential
+    out, most = set(), [0]
+    take, told = CreditedBanditPolicy.next, CreditedBanditPolicy.feedback
+
+    def next_(self):
+        link_id = take(self)
+        if link_id is not None:
+            out.add(link_id)
+            most[0] = max(most[0], len(out))
+        return link_id
+
+    def feedback(self, link_id, reward):
+        out.discard(link_id)
+        told(self, link_id, reward)
+
+    monkeypatch.setattr(CreditedBanditPolicy, "next", next_)
+    monkeypatch.setattr(CreditedBanditPolicy, "feedback", feedback)
+    srv = sim_server("tiny", latency=LATENCY)
+    sim_proxy_env(srv)
+    _, summary = crawl(srv.site, tmp_path, concurrency=6, max_requests=400)
+    assert summary.pages > 20
+    assert most[0] == limit
+    peak = most_at_once(srv.log)[""]
+    assert peak > limit, f"the pages' files were not fetched concurrently (at most {peak} requests at once)"
+
+
 def test_a_host_with_a_delay_gets_one_request_at_a_time_spaced_by_it(sim_server, sim_proxy_env, tmp_path):
     srv = sim_server("tiny", latency=LATENCY)
     sim_proxy_env(srv)

@@ -438,3 +438,194 @@ def test_a_warm_runs_drought_goes_on_from_the_last_runs():
     carried.update(21, 1)
     assert not carried.should_stop and carried.drought() == 0
     assert EarlyStopping().drought() == 0
+
+
+GOAL = "html body main div.goals a"
+INDICATOR = "html body main div.goal ul li a"
+NEXT_BUTTON = "html body main div.banner a.btn"
+
+
+def _crawl_goal_platform(chained: bool, seed: int, out: int = 1, goals: int = 8,
+                         per_goal: int = 8, dryness: float = 0.0) -> tuple[int, int, int]:
+    """An SDG platform as the policy sees it: the home page links the goal pages, each goal page its
+    indicators (a target each); with ``chained``, every indicator page also links the previous and the next
+    indicator, as the engine reports them (new ones added, known ones ``relinked``). Up to ``out`` pages
+    are handed out before the oldest is fed back, until 90 % of the targets: (goal pages fetched, pages
+    fetched, times the policy held back a link while pages were out). ``dryness``: the drought the crawl is
+    in throughout (``Policy.drought``)."""
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(seed))
+    policy.drought(dryness)
+    indicators = [f"{g}-{i}" for g in range(goals) for i in range(per_goal)]
+    ids: dict[str, int] = {}
+
+    def links_of(page: str) -> list[tuple[str, str]]:
+        if page == "home":
+            return [(f"goal{g}", GOAL) for g in range(goals)]
+        if page.startswith("goal"):
+            return [(f"{page[4:]}-{i}", INDICATOR) for i in range(per_goal)]
+        k = indicators.index(page)
+        return [(indicators[j], NEXT_BUTTON) for j in (k - 1, k + 1) if chained and 0 <= j < len(indicators)]
+
+    def read(page: str) -> None:
+        new, known = [], []
+        for name, path in links_of(page):
+            if name in ids:
+                known.append(ids[name])
+            else:
+                ids[name] = len(ids)
+                new.append(NewLink(ids[name], f"http://s.example/{name}/", path, "", 1))
+        if getattr(policy, "counts_relinks", False):  # as the engine tells the policies that ask
+            policy.relinked(known)
+        policy.add(new)
+
+    read("home")
+    found = goal_pages = fetched = held = 0
+    pages_out: list[int] = []
+    while found < 0.9 * len(indicators):
+        link = policy.next() if len(pages_out) < out else None
+        if link is not None:
+            pages_out.append(link)
+            continue
+        held += len(pages_out) < out and len(policy) > 0
+        link = pages_out.pop(0)  # the oldest page out comes back
+        page = next(name for name, i in ids.items() if i == link)
+        read(page)
+        fetched += 1
+        is_goal = page.startswith("goal")
+        goal_pages += is_goal
+        found += not is_goal
+        policy.feedback(link, 0 if is_goal else 1)
+    return goal_pages, fetched, held
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hub_pages_whose_links_other_pages_give_too_are_not_explored(seed):
+    # Every indicator links the next one: after a goal page or two the rest are reached without them
+    # (AUER alone explores all eight: they hold no target but their few pulls earn them a large bonus).
+    goal_pages, fetched, _ = _crawl_goal_platform(chained=True, seed=seed)
+    assert goal_pages <= 3 and fetched <= 60
+    # Where the goal pages are the only way to the indicators, each is still fetched.
+    assert _crawl_goal_platform(chained=False, seed=seed)[0] == 8
+
+
+def test_relinks_are_counted_once_against_the_action_that_revealed_the_link():
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    site = Site(policy)
+    site.reveal(["pager"])
+    page = policy.next()
+    site.reveal(["item"] * 4)  # links 1-4, revealed by the pager page
+    policy.feedback(page, 0)
+    action = int(policy.actions.assign(policy.vectorizer.transform_one(PAGER), 0, key=PAGER))
+    policy.relinked([1, 2, 2, 99])
+    policy.relinked([1])
+    assert policy._hub_revealed[action] == 4 and policy._hub_relinked[action] == 2
+    restored = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    restored.restore(json.loads(json.dumps(policy.state())), policy.arrays())
+    assert restored._hub_relinked[action] == 2 and restored._revealer[3] == action and restored._revealer[1] == -1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hubs_reached_around_get_their_bonus_back_in_a_drought(seed):
+    # In a drought the pages that would reach a hub's links are not being read: a hub is explored as AUER
+    # explores any action (all eight goal pages), or early stopping ends the crawl with its pages unread
+    # (the tiny site's economy archives, the only pages listing its last five datasets).
+    assert _crawl_goal_platform(chained=True, seed=seed, dryness=1.0)[0] == 8
+    assert 4 <= _crawl_goal_platform(chained=True, seed=seed, dryness=0.5)[0] < 8
+    assert _crawl_goal_platform(chained=True, seed=seed, dryness=0.0)[0] <= 3
+
+
+def test_a_droughts_dryness_rises_from_the_last_target_to_a_rate_window():
+    stop = DroughtStop(min_pages=50, expected=30)
+    stop.update(10, 0)
+    assert stop.dryness() == pytest.approx(10 / 50)  # no rate yet: min_pages
+    stop.update(100, 50)  # 0.5 targets a page: a rate window of 60 pages
+    assert stop.dryness() == 0.0
+    stop.update(130, 50, promising=True)  # promising pages renew a drought for the stop, not for this
+    assert stop.dryness() == pytest.approx(0.5)
+    stop.update(160, 50)
+    assert stop.dryness() == 1.0
+    restored = DroughtStop(min_pages=50, expected=30)
+    restored.restore(stop.state())
+    assert restored.dryness() == 1.0
+    stop.update(161, 51)
+    assert stop.dryness() == 0.0
+    assert EarlyStopping().dryness() == 0.0  # the paper's rule: the hub rule as it is
+
+
+def test_the_scheduler_tells_the_policy_how_deep_the_drought_is():
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    scheduler = Scheduler(policy, DroughtStop(min_pages=50, expected=30), early_stopping=True, es_expected=30.0)
+    scheduler.page_done(10, 0)
+    assert policy._dryness == pytest.approx(0.2)
+    scheduler.page_done(11, 1)
+    assert policy._dryness == 0.0
+
+
+def test_a_last_look_takes_pages_of_a_template_that_paid_where_another_action_holds_them():
+    # Dataset pages paid as the catalogue's items; a facet search (a sidebar that never paid) met three
+    # more first, so they wait among the facet's links, in a template never tried there.
+    policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
+    policy.add([NewLink(i, f"http://s.example/dataset/{i}", ITEM, "", 1) for i in range(4)])
+    policy.add([NewLink(10 + i, f"http://s.example/search?f={i}", SIDEBAR, "", 1) for i in range(4)])
+    for _ in range(7):
+        link = policy.next()
+        policy.feedback(link, 2 if link < 10 else 0)
+    last = policy.next()  # the eighth page reveals the facet's links
+    policy.add([NewLink(20 + i, f"http://s.example/dataset/{20 + i}", SIDEBAR, "", 1) for i in range(3)])
+    policy.add([NewLink(30 + i, f"http://s.example/search?f={30 + i}", SIDEBAR, "", 1) for i in range(5)])
+    policy.feedback(last, 2 if last < 10 else 0)
+    assert not policy.last_look(0) and len(policy) == 8
+    # the dataset pages the facet met first, not the facet's own pages, which never paid
+    assert sorted(policy.last_look(30)) == [20, 21, 22]
+
+
+class _LookingPolicy:
+    """A policy whose every page looks promising and whose frontier promises nothing: what it hands a look."""
+
+    def __init__(self, look: list[int]) -> None:
+        self.look = look
+        self.dryness = 0.0
+
+    def promising(self) -> bool:
+        return True
+
+    def drought(self, dryness: float) -> None:
+        self.dryness = dryness
+
+    def last_look(self, limit: int) -> list[int]:
+        look, self.look = self.look[:limit], self.look[limit:]
+        return look
+
+    def expected_targets(self) -> float:
+        return 0.0
+
+
+def test_a_drought_that_promising_pages_kept_short_gets_its_look_before_it_ends_the_crawl():
+    policy = _LookingPolicy([7, 8])
+    scheduler = Scheduler(policy, DroughtStop(min_pages=50, expected=30), early_stopping=True, es_expected=30.0)
+    for page in range(1, 101):
+        scheduler.page_done(page, page // 2)  # 50 targets in 100 pages: a rate window of 60
+    for page in range(101, 200):
+        scheduler.page_done(page, 50)  # every page promising, none with a target
+        assert not scheduler.ends_crawl()
+    scheduler.page_done(200, 50)  # as many pages since the last target as up to it
+    assert scheduler.stopper.promise_spent and not scheduler.stopper.should_look
+    assert not scheduler.ends_crawl()  # the look first: the best links left
+    assert [scheduler.next(0), scheduler.next(0)] == [7, 8]
+    assert scheduler.ends_crawl() and policy.dryness == 1.0
+    scheduler.page_done(201, 50)  # one look per drought of targets, however often promising pages renew it
+    assert scheduler.ends_crawl()
+
+
+def test_a_rate_is_measured_over_min_pages_at_least():
+    # Two files on the first pages, then none: no evidence of a file a page, so no drought of fifty pages
+    stop = DroughtStop(min_pages=50, expected=30)
+    stop.update(2, 2)
+    for page in range(3, 120):
+        stop.update(page, 2, promising=True)
+        assert not stop.should_stop and not stop.should_look, page
+    assert stop.window() == 750  # 2 targets in 50 pages: 30 targets take 750
+    # a rate over more pages than that is the crawl's own
+    steady = DroughtStop(min_pages=50, expected=30)
+    steady.update(100, 50)
+    assert steady.window() == 60

@@ -33,16 +33,22 @@ class SleepingBandit:
             self.means = np.concatenate([self.means, np.zeros(extra)])
             self.rewarded = np.concatenate([self.rewarded, np.zeros(extra)])
 
-    def scores(self, awake: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
+    def scores(self, awake: np.ndarray, values: np.ndarray | None = None,
+               explore: np.ndarray | None = None) -> np.ndarray:
         t = max(self.steps, 1)
         n = len(awake)
         bonus = self.alpha * self.scale * np.sqrt(np.log(t) / (self.counts[:n] + self.epsilon))
+        if explore is not None:
+            bonus = bonus * explore
         return np.where(awake, (self.means[:n] if values is None else values) + bonus, -np.inf)
 
-    def select(self, awake: np.ndarray, rng: np.random.Generator, values: np.ndarray | None = None) -> int:
+    def select(self, awake: np.ndarray, rng: np.random.Generator, values: np.ndarray | None = None,
+               explore: np.ndarray | None = None) -> int:
         """Pick an awake action and count the pull; ``awake`` must have at least one True. ``values``
-        replaces the mean rewards when the caller knows better what an action is worth now."""
-        scores = self.scores(awake, values)
+        replaces the mean rewards when the caller knows better what an action is worth now; ``explore``
+        (one factor per action, in [0, 1]) scales the exploration bonus where the caller knows there is
+        less to learn."""
+        scores = self.scores(awake, values, explore)
         best = np.flatnonzero(scores == scores.max())
         action = int(best[0] if len(best) == 1 else rng.choice(best))
         self.steps += 1

@@ -503,7 +503,12 @@ class Crawler:
                 and not self.scheduler.ends_crawl()
                 and self.budget.requests + self.downloader.in_flight < self.budget.max_requests
                 and self.budget.bytes < self.budget.max_bytes
-                and not (self.policy.sequential and self._awaiting))
+                and self._pages_room())
+
+    def _pages_room(self) -> bool:
+        """Whether the policy may hand out one more page while ``_awaiting`` pages wait for their feedback."""
+        limit = 1 if self.policy.sequential else self.policy.pages_at_once
+        return limit is None or self._awaiting < limit
 
     def _dispatch(self, job: Job) -> None:
         if not job.hops:

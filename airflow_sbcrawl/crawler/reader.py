@@ -222,9 +222,13 @@ class PageReader:
         new: list[NewLink] = []
         off_site: set[int] = set()  # new links on hosts allowed for files only
         known = self._known()
+        relinks = _Recording(known) if self.policy.counts_relinks else None
         links = extract_links(resp.body, page_url, charset_of(resp.headers.get("content-type")),
-                              self.config.max_links_per_page, known=known, dropped=self.outcomes,
+                              self.config.max_links_per_page, known=relinks or known, dropped=self.outcomes,
                               rows=self.policy.reads_rows)
+        if relinks is not None and relinks.hits:
+            ids = self.links.ids
+            self.policy.relinked([ids[url] for url in dict.fromkeys(relinks.hits) if ids[url] != work.page_id])
         if isinstance(known, _Remeeting):
             # What the uninterrupted crawl would have earned this page: it found those targets here.
             work.reward += known.met
@@ -271,6 +275,20 @@ class PageReader:
             raise
         finally:
             root.links.extend(self.scheduler.claim(pages))
+
+
+class _Recording:
+    """A container of known URLs that notes the URLs asked of it that it holds: the known links of a page."""
+
+    def __init__(self, known: Container[str]) -> None:
+        self.known = known
+        self.hits: list[str] = []
+
+    def __contains__(self, url: object) -> bool:
+        if url in self.known:
+            self.hits.append(url)  # type: ignore[arg-type]
+            return True
+        return False
 
 
 class _Remeeting:

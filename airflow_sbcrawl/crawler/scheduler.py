@@ -111,6 +111,7 @@ class Scheduler:
         """One more page done with: the early-stopping rule's tally. A page a sitemap ``listed`` (not a link
         the crawl followed) is no step on a path towards datasets: what it revealed is not progress."""
         self.stopper.update(pages, targets, self.policy.promising() and not listed)
+        self.policy.drought(self.stopper.dryness())
 
     def ends_crawl(self) -> bool:
         """Whether early stopping ends the crawl now. A drought gets one look first, as soon as it is long
@@ -127,7 +128,12 @@ class Scheduler:
             return False
         if self.stopper.stale_promise:
             return True  # a warm run's drought that the last runs' model kept calling promising
-        if self.stopper.should_look and not self.stopper.looked():
+        # A drought that promising pages kept short of a rate window ends when the pages since the last
+        # target outnumber those before it (``promise_spent``): it gets its look first too, one per target,
+        # or the crawl ends with what the policy ranks best unread (the tiny site's last five datasets, met
+        # first in a facet search, waited among its links).
+        if ((self.stopper.should_look and not self.stopper.looked())
+                or (self.stopper.should_stop and not self.stopper.looked_since_target())):
             self.stopper.note_look()
             links = self.policy.last_look(LAST_LOOK)
             self._last_look = set(links)

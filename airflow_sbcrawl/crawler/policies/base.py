@@ -40,6 +40,11 @@ class Policy:
     #: hands out the next link only after the last one's feedback, whatever the fetch concurrency. Policies
     #: that key what they wait for by link id can have several pages out at once.
     sequential = True
+    #: For a policy that is not ``sequential``: how many pages handed out by ``next`` may await their
+    #: feedback at once (None: as many as the fetch pool has room for). A page's links reach the frontier
+    #: only with its feedback, so each page out is a decision taken without the links it will reveal; the
+    #: work of the pages (their files) is fetched with the pool's full concurrency either way.
+    pages_at_once: int | None = None
     #: For a policy that classifies links: True when the URL classifier calls a URL with a dataset file
     #: extension a target whatever its model says; False when it learns from the crawl's labels alone.
     extension_prior = True
@@ -76,11 +81,23 @@ class Policy:
         """What the GET of a link handed out by ``next`` found (html, target, redirect, blocked, other,
         error), before ``feedback``: a free label for policies that learn from it (FOCUSED)."""
 
+    #: Whether ``relinked`` is wanted: the engine then notes which known links each page links again.
+    counts_relinks: ClassVar[bool] = False
+
+    def relinked(self, link_ids: list[int]) -> None:
+        """Links the crawl knew already that a page just read links again (its own URL left out), for
+        policies with ``counts_relinks``: how often a page's links are also found elsewhere."""
+
     def promising(self) -> bool:
         """Whether the page last fed back was worth more than the crawl's average page to the policy even
         without a target on it (it revealed links the policy rates highly): the crawl is on a path to
         datasets, not in a drought. Policies without such a notion say no."""
         return False
+
+    def drought(self, dryness: float) -> None:
+        """How deep the crawl is in a drought of new targets after the page last done with, from 0 (a target
+        just found) to 1 (early stopping may soon end the crawl; ``DroughtStop.dryness``). Policies that
+        rank links lower while the crawl is finding targets elsewhere rank them fully again as it rises."""
 
     def last_look(self, limit: int) -> list[int]:
         """Up to ``limit`` links taken out of the frontier, the most promising by what the policy learnt,
