@@ -21,8 +21,10 @@ def test_killed_workers_crawl_resumes_on_the_other_worker(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "sbcrawl_dev", "multiworker", "--workdir", str(tmp_path / "mw"),
                            "--timeout", "900", "--json"], cwd=REPO, capture_output=True, text=True, timeout=1440)
     print(proc.stdout[-6000:])
-    assert proc.stdout.strip(), proc.stderr[-3000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    # a run that died before its verdict prints no JSON: show why (its traceback is on stderr)
+    assert last.startswith("{"), f"no result (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-4000:]}"
+    result = json.loads(last)
     assert result["problems"] == [], proc.stdout[-4000:] + proc.stderr[-3000:]
     assert proc.returncode == 0
     assert result["state"] == "success"
