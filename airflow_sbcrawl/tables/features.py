@@ -24,6 +24,12 @@ EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark 
 _FOOTNOTE_ONLY = re.compile(r"^(?:\\\d+|\[\w{1,3}\]|\(\d{1,2}\)|[\u00b9\u00b2\u00b3\u2070-\u2079]+)$")
 _MARK_FIRST = frozenset("\\[(\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))))  # _FOOTNOTE_ONLY starts
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)(?:\.0)?$")
+# An ASCII text with a digit that holds three letters in a row, or a letter (not an exponent's e) before a
+# digit, parse_value reads as a label when it holds no backslash, "[" or "+/-": without those, the footnote
+# marks it strips at the ends never take a digit (nor the letters before one) and take at most two letters
+# after a space or one after a digit, so such letters stay in front of its number pattern, which admits
+# none, and no marker holds a digit. Labels with figures are common (titles, notes, "Rape1", "EU15").
+_WORDY = re.compile(r"[A-Za-z]{3}|[A-DF-Za-df-z].*?[0-9]", re.S)
 _ASCII_WORD = re.compile(r"[\x00-/:-\x7f]+")  # ASCII without a digit
 # values.PLAIN_NUMBER in ASCII digits: a number, plain or with grouping commas, that float() reads without them
 _ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
@@ -422,6 +428,8 @@ def _cell_kind(text: str, cells: SheetCells) -> tuple[int, float]:
         return MARK, np.nan
     if _ASCII_WORD.fullmatch(text):  # no digit: parse_value would find a marker or a label, nothing else
         return (TEXT if marker_status(text) is None else MARKER), np.nan
+    if text.isascii() and _WORDY.search(text) and "\\" not in text and "[" not in text and "+/-" not in text:
+        return TEXT, np.nan  # a label with a figure in it ("Table 12", "Rape1", "GROUP I (250,000 and over)")
     parsed = cells.parse(text)
     if parsed.status == "ok":
         return NUMBER, parsed.value

@@ -1,0 +1,42 @@
+"""Round 12's shortcuts of detection give exactly what the plain reading gives."""
+
+import random
+
+import pytest
+
+from airflow_sbcrawl.tables import features
+from airflow_sbcrawl.tables.features import MARK, MARKER, NUMBER, TEXT, _cell_kind
+from airflow_sbcrawl.tables.values import SheetCells, marker_status
+
+# Labels with figures, and texts next to them that parse_value reads otherwise (a marker after a footnote
+# mark, an estimate with its margin, an exponent, a flag letter after a number)
+CHOSEN = ["Table 12", "Rape1", "EU15", "TOTAL1", "GROUP I (250,000 and over)", "by Sex, 2008-2017", "5+/-abc",
+          "abc+/-5", "\\1 nil", "[1] n/a", "[x] 12", "12 p", "12 ab cd", "12e", "1e5", "1E5", "-1.5e-3 p",
+          "2017 \nestimated \npopulation", "(12) r", "$ 12 abc", "12 abc", "a1", "e1", "E12", "ee1", "x 12",
+          "1,234 (p)", "12 pp", "12 ppp", "n.a. 1", "12*", "abc 12*", "12 kg", "Jan 2019", "Q1 2019"]
+ALPHABET = "0123456789   ,.-+/()*%$eEpabxnlQ\\[]:\n"
+
+
+def _by_parse(text: str, cells: SheetCells) -> tuple[int, bool]:
+    """``_cell_kind`` without the label shortcut (the kind, and whether the value is a number)."""
+    if text[0] in features._MARK_FIRST and features._FOOTNOTE_ONLY.match(text):
+        return MARK, False
+    if features._ASCII_WORD.fullmatch(text):
+        return (TEXT if marker_status(text) is None else MARKER), False
+    parsed = cells.parse(text)
+    if parsed.status == "ok":
+        return NUMBER, True
+    return (TEXT if parsed.status == "text" else MARKER), False
+
+
+@pytest.mark.parametrize("decimal", [None, ".", ","])
+def test_labels_with_figures_are_read_as_parse_value_reads_them(decimal):
+    rng = random.Random(12)
+    texts = CHOSEN + ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 9))) for _ in range(20000)]
+    texts = sorted({t.strip() for t in texts if t.strip()})
+    shortcut = 0
+    for text in texts:
+        kind, value = _cell_kind(text, SheetCells((), decimal))
+        assert (kind, value == value) == _by_parse(text, SheetCells((), decimal)), text
+        shortcut += bool(features._WORDY.search(text))
+    assert shortcut > 1000  # the shortcut was tried on many texts, not only on the chosen ones
