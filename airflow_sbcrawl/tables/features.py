@@ -156,21 +156,25 @@ def _base_features(
     values: np.ndarray,
     numeric_cols: np.ndarray,
     n_numeric_cols: int,
+    per_line: np.ndarray,
 ) -> np.ndarray:
     """BASE_FEATURES of every line (zeros for blank lines, and for the run sums, which the caller fills).
 
-    Counts come from the kinds grid for all lines at once; only the word features loop over lines.
+    Counts come from the kinds grid for all lines at once (``per_line``: ``_kind_counts(kinds)``); only the
+    word features loop over lines.
     """
     n = len(rows)
     width = max(kinds.shape[1], 1)
     base = np.zeros((n, len(BASE_FEATURES)))
     nonempty = kinds != EMPTY
-    n_cells = nonempty.sum(axis=1)
+    n_cells = kinds.shape[1] - per_line[:, EMPTY]
     lines = np.flatnonzero(n_cells > 0)
     if len(lines) == 0:
         return base
     k = kinds[lines]
     n_cells = n_cells[lines]
+    counts = per_line[lines]
+    in_numeric_cols = _kind_counts(k[:, numeric_cols])
     safe = n_cells  # non-zero on non-blank lines
     first_col = nonempty[lines].argmax(axis=1)
     last_col = width - 1 - nonempty[lines][:, ::-1].argmax(axis=1)
@@ -188,24 +192,34 @@ def _base_features(
 
     block[:, _B["fill"]] = n_cells / width
     block[:, _B["n_cells_log"]] = np.log1p(n_cells)
-    block[:, _B["num_share"]] = (k == NUMBER).sum(axis=1) / safe
-    block[:, _B["marker_share"]] = (k == MARKER).sum(axis=1) / safe
-    block[:, _B["text_share"]] = (k == TEXT).sum(axis=1) / safe
-    block[:, _B["mark_share"]] = (k == MARK).sum(axis=1) / safe
+    block[:, _B["num_share"]] = counts[:, NUMBER] / safe
+    block[:, _B["marker_share"]] = counts[:, MARKER] / safe
+    block[:, _B["text_share"]] = counts[:, TEXT] / safe
+    block[:, _B["mark_share"]] = counts[:, MARK] / safe
     block[:, _B["starts_col0"]] = first_col == 0
     block[:, _B["single_cell"]] = n_cells == 1
     block[:, _B["first_is_text"]] = first_kind == TEXT
     block[:, _B["first_is_number"]] = first_kind == NUMBER
     block[:, _B["first_col_rel"]] = first_col / width
     block[:, _B["last_col_rel"]] = last_col / width
-    block[:, _B["text_in_numeric_cols"]] = ((k == TEXT) & numeric_cols).sum(axis=1) / n_numeric_cols
-    block[:, _B["numeric_cols_empty"]] = ((k == EMPTY) & numeric_cols).sum(axis=1) / n_numeric_cols
+    block[:, _B["text_in_numeric_cols"]] = in_numeric_cols[:, TEXT] / n_numeric_cols
+    block[:, _B["numeric_cols_empty"]] = in_numeric_cols[:, EMPTY] / n_numeric_cols
     block[:, _B["first_col_numeric_share"]] = (k[:, 0] == NUMBER) | (k[:, 0] == MARKER)
     base[lines] = block
     return base
 
 
 _DIGITS = frozenset(string.digits)
+_N_KINDS = 5
+
+
+def _kind_counts(kinds: np.ndarray) -> np.ndarray:
+    """How many cells of each kind every row of ``kinds`` holds: (rows, kinds) from one bincount, the same
+    integers as a ``(kinds == kind).sum(axis=1)`` per kind (two numpy calls per kind on a sheet's few
+    lines cost more)."""
+    rows = len(kinds)
+    at = (np.arange(rows) * _N_KINDS)[:, None] + kinds
+    return np.bincount(at.ravel(), minlength=rows * _N_KINDS).reshape(rows, _N_KINDS)
 
 
 def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarray, values: np.ndarray,
@@ -549,22 +563,23 @@ def sheet_features(
         cells = SheetCells.guess(rows) if decimal is None else SheetCells(rows, decimal)
     kinds, values = kinds_values if kinds_values is not None else cell_kinds(rows, cells.decimal, cells)
     width = max(kinds.shape[1], 1)
-    nonempty = kinds != EMPTY
-    n_cells = nonempty.sum(axis=1)
+    per_line = _kind_counts(kinds)
+    n_cells = kinds.shape[1] - per_line[:, EMPTY]
     blank = n_cells == 0
     safe = np.maximum(n_cells, 1)
-    num = (kinds == NUMBER).sum(axis=1)
+    num = per_line[:, NUMBER]
     numeric_line = (num >= 1) & (num / safe >= 0.5) & (n_cells >= 2)
 
     # Column types from the lines that look like data
     data_like = numeric_line
-    col_num = (kinds[data_like] == NUMBER).sum(axis=0) + (kinds[data_like] == MARKER).sum(axis=0)
-    col_text = (kinds[data_like] == TEXT).sum(axis=0)
+    per_col = _kind_counts(kinds[data_like].T)
+    col_num = per_col[:, NUMBER] + per_col[:, MARKER]
+    col_text = per_col[:, TEXT]
     numeric_cols = (col_num > col_text) & (col_num >= 1)
     n_numeric_cols = max(int(numeric_cols.sum()), 1)
 
     sum_below, sum_above = _sum_matches(values)
-    base = _base_features(rows, cells.text, kinds, values, numeric_cols, n_numeric_cols)
+    base = _base_features(rows, cells.text, kinds, values, numeric_cols, n_numeric_cols, per_line)
     base[:, _B["sum_below"]] = np.where(blank, 0.0, sum_below)
     base[:, _B["sum_above"]] = np.where(blank, 0.0, sum_above)
 
