@@ -40,3 +40,29 @@ def test_labels_with_figures_are_read_as_parse_value_reads_them(decimal):
         assert (kind, value == value) == _by_parse(text, SheetCells((), decimal)), text
         shortcut += bool(features._WORDY.search(text))
     assert shortcut > 1000  # the shortcut was tried on many texts, not only on the chosen ones
+
+
+def test_total_columns_left_of_their_parts_and_short_runs_equal_the_loop():
+    """Totals after their parts (runs left of them), runs longer than max_run, wide tables: only the runs
+    within the table are summed, and the columns found are the loop's."""
+    import numpy as np
+
+    from airflow_sbcrawl.tables.detect import total_columns
+    from tests.test_tables_fastpaths import _total_columns_by_loop
+
+    rng = np.random.default_rng(12)
+    found = 0
+    for _ in range(300):
+        rows, cols = int(rng.integers(2, 10)), int(rng.integers(3, 26))
+        parts = np.round(rng.exponential(50, (rows, cols)), int(rng.integers(0, 3)))
+        k = int(rng.integers(2, cols))
+        at = int(rng.integers(k, cols))
+        parts[:, at] = parts[:, at - k : at].sum(axis=1) + rng.choice([0, 0, 0, 0.1, 1], size=rows)
+        if rng.random() < 0.5:
+            parts[rng.random(parts.shape) < 0.2] *= -1
+        parts[rng.random(parts.shape) < 0.03] = np.nan
+        max_run = int(rng.choice([3, 5, 20]))
+        expected = _total_columns_by_loop(parts, max_run=max_run)
+        assert total_columns(parts, max_run=max_run) == expected, parts
+        found += bool(expected)
+    assert found > 30  # the sums planted are found, not only columns that are no sum
