@@ -320,76 +320,42 @@ def _loose_either(first: re.Pattern, second: re.Pattern) -> re.Pattern:
 
 
 _ASCII_LETTERS = string.ascii_letters.encode()
-_ASCII_CAPITALS = string.ascii_uppercase.encode()
-_BMP_CASE: list[np.ndarray] = []  # letters and capitals of the Basic Multilingual Plane, made on first use
-
-
-def _bmp_case() -> tuple[np.ndarray, np.ndarray]:
-    """Tables over the 65,536 BMP code points: 1 where ``str.isalpha``, and 1 where also ``str.isupper``."""
-    if not _BMP_CASE:
-        chars = [chr(c) for c in range(0x10000)]
-        letter = np.fromiter(map(str.isalpha, chars), dtype=bool, count=0x10000)
-        upper = np.fromiter(map(str.isupper, chars), dtype=bool, count=0x10000) & letter
-        _BMP_CASE.extend([letter.astype(np.intp), upper.astype(np.intp)])
-    return _BMP_CASE[0], _BMP_CASE[1]
-
-
-def _case_shares(picked: list[str], chars: np.ndarray, letter: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Share of capitals among the letters of each of the ``picked`` texts (0 without letters), whose
-    characters (as codes) are ``chars``: looked up in the tables and summed per text from cumulative counts."""
-    ends = np.cumsum(np.fromiter(map(len, picked), dtype=np.intp, count=len(picked)))
-    bounds = np.concatenate([[0], ends])
-    letters = np.concatenate([[0], np.cumsum(letter[chars])])[bounds]
-    capitals = np.concatenate([[0], np.cumsum(upper[chars])])[bounds]
-    n_letters = np.diff(letters)
-    return np.where(n_letters > 0, np.diff(capitals) / np.maximum(n_letters, 1), 0.0)
-
-
-def _ascii_case_share(text: str) -> float:
-    """``_upper_shares`` of one ASCII text: its letters and capitals counted by the bytes that deleting
-    them removes (``bytes.translate`` runs in C, without a numpy call per sheet of a few lines)."""
-    raw = text.encode("ascii")
-    letters = len(raw) - len(raw.translate(None, _ASCII_LETTERS))
-    return (len(raw) - len(raw.translate(None, _ASCII_CAPITALS))) / letters if letters else 0.0
-
-
 # ASCII capitals to "A", small letters to "a"; every other byte but the NUL that parts the texts deleted
 _LETTER_CASE = bytes.maketrans(_ASCII_LETTERS, b"a" * 26 + b"A" * 26)
 _NOT_LETTERS = bytes(c for c in range(1, 128) if c not in _ASCII_LETTERS)
+_ASCII_BUT_NUL = re.compile(r"[\x01-\x7f]+")
 
 
-def _ascii_case_shares(texts: list[str]) -> list[float]:
-    """``_ascii_case_share`` of each ASCII text: all of them translated at once, parted by NUL, then each
-    part's capitals counted (a text holding a NUL itself is counted alone)."""
-    blob = "\0".join(texts)
-    if blob.count("\0") >= len(texts):
-        return list(map(_ascii_case_share, texts))
-    parts = blob.encode("ascii").translate(_LETTER_CASE, _NOT_LETTERS).split(b"\0")
-    return [part.count(b"A") / len(part) if part else 0.0 for part in parts]
+def _case_share(text: str) -> float:
+    """Share of upper-case letters among the letters of a text (0 without letters), by ``str`` methods."""
+    letters = [c for c in text if c.isalpha()]
+    return sum(map(str.isupper, letters)) / len(letters) if letters else 0.0
 
 
 def _upper_shares(joined: list[str]) -> np.ndarray:
-    """Share of upper-case letters among the letters of each text (0 without letters).
+    """``_case_share`` of each text, counted in C rather than character by character in Python.
 
-    Texts are counted in C, not character by character in Python: ASCII texts (nearly all) as bytes; the
-    others as UTF-32 code points looked up in tables of the BMP; a text with a character beyond it (rare)
-    one by one.
+    All texts are joined, parted by NULs: their ASCII characters are translated at once as bytes (capitals
+    to "A", small letters to "a", the rest deleted), and the few others (accented letters, dashes) are
+    kept apart by deleting the ASCII ones, then read one by one. A text holding a NUL itself is counted
+    alone.
     """
-    out = np.zeros(len(joined))
-    ascii_texts = np.fromiter(map(str.isascii, joined), dtype=bool, count=len(joined))
-    if ascii_texts.any():
-        out[ascii_texts] = _ascii_case_shares(list(itertools.compress(joined, ascii_texts)))
-    others = np.flatnonzero(~ascii_texts)
-    if len(others):
-        picked = [joined[k] for k in others.tolist()]
-        chars = np.frombuffer("".join(picked).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        if (chars < 0x10000).all():
-            out[others] = _case_shares(picked, chars, *_bmp_case())
-        else:
-            for k, text in zip(others.tolist(), picked, strict=True):
-                letters = "".join(filter(str.isalpha, text))
-                out[k] = (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
-    return out
+    blob = "\0".join(joined)
+    if blob.count("\0") >= len(joined):
+        return np.array(list(map(_case_share, joined)), dtype=float).reshape(len(joined))
+    ascii_parts = blob.encode("ascii", "ignore").translate(_LETTER_CASE, _NOT_LETTERS).split(b"\0")
+    shares = [part.count(b"A") / len(part) if part else 0.0 for part in ascii_parts]
+    if not blob.isascii():
+        for k in itertools.compress(range(len(joined)), map(_not_ascii, joined)):
+            others = [c for c in _ASCII_BUT_NUL.sub("", joined[k]) if c.isalpha()]
+            letters, capitals = len(ascii_parts[k]) + len(others), ascii_parts[k].count(b"A")
+            capitals += sum(map(str.isupper, others))
+            shares[k] = capitals / letters if letters else 0.0
+    return np.array(shares, dtype=float)
+
+
+def _not_ascii(text: str) -> bool:
+    return not text.isascii()
 
 
 def cell_kinds(
