@@ -66,3 +66,27 @@ def test_total_columns_left_of_their_parts_and_short_runs_equal_the_loop():
         assert total_columns(parts, max_run=max_run) == expected, parts
         found += bool(expected)
     assert found > 30  # the sums planted are found, not only columns that are no sum
+
+
+def test_year_cells_are_counted_as_the_year_pattern_counts_them():
+    """The set of ASCII years stands for _YEAR on ASCII texts; texts in digits of other scripts (which \\d
+    reads) still go through the pattern."""
+    import itertools
+
+    import numpy as np
+
+    from airflow_sbcrawl.tables.features import _YEAR, _YEAR_TEXTS, _text_features, cell_kinds
+
+    ascii_texts = [f"{n:04d}" for n in range(10000)] + [f"{n:04d}.0" for n in range(10000)]
+    ascii_texts += ["".join(p) for p in itertools.product("12089.x", repeat=4)]
+    ascii_texts += ["".join(p) for p in itertools.product("20.9", repeat=6)]
+    for text in ascii_texts:
+        assert (text in _YEAR_TEXTS) == bool(_YEAR.match(text)), text
+    rows = [["Year", "2001", "19\u0669\u0660", "\u0661\u0669\u0669\u0660", "2002.0", "1999.5", "x"],
+            ["", "1850", "2100", "1799", "2099", "\u0968\u0966\u0966\u0967", "18\u0665\u0660.0"]]
+    cells = SheetCells(rows, ".")
+    kinds, values = cell_kinds(rows, ".", cells)
+    lines = np.arange(len(rows))
+    first = (kinds != 0).argmax(axis=1)
+    got = _text_features(rows, cells.text, kinds, values, lines, first)[:, 0].tolist()
+    assert got == [sum(1 for t in row if _YEAR.match(t)) for row in cells.text] == [3, 3]

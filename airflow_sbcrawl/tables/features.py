@@ -24,6 +24,7 @@ EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark 
 _FOOTNOTE_ONLY = re.compile(r"^(?:\\\d+|\[\w{1,3}\]|\(\d{1,2}\)|[\u00b9\u00b2\u00b3\u2070-\u2079]+)$")
 _MARK_FIRST = frozenset("\\[(\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))))  # _FOOTNOTE_ONLY starts
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)(?:\.0)?$")
+_YEAR_TEXTS = frozenset(f"{y}{tail}" for y in range(1800, 2100) for tail in ("", ".0"))  # _YEAR's ASCII matches
 # An ASCII text with a digit that holds three letters in a row, or a letter (not an exponent's e) before a
 # digit, parse_value reads as a label when it holds no backslash, "[" or "+/-": without those, the footnote
 # marks it strips at the ends never take a digit (nor the letters before one) and take at most two letters
@@ -245,7 +246,11 @@ def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarr
     with np.errstate(invalid="ignore"):
         maybe_year = ((v >= 1800) & (v < 2100) & (v == np.floor(v))).any(axis=1)
     for pos in np.flatnonzero(maybe_year).tolist():
-        out[pos, 0] = sum(1 for t in line_text[pos] if (len(t) == 4 or len(t) == 6) and t[0] in "12" and _YEAR.match(t))
+        row = line_text[pos]
+        out[pos, 0] = sum(map(_YEAR_TEXTS.__contains__, row))  # what _YEAR matches in ASCII
+        if not "".join(row).isascii():  # digits of other scripts, which \d reads too
+            out[pos, 0] += sum(1 for t in row if not t.isascii() and (len(t) == 4 or len(t) == 6) and t[0] in "12"
+                               and _YEAR.match(t))
     out[:, 1] = np.fromiter(map(len, firsts), float, len(firsts))
     # the text cells' lengths: their words less the spaces between them (text cells are never empty)
     n_text = text_cells.sum(axis=1)
