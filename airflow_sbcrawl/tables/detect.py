@@ -87,19 +87,29 @@ def total_columns(values: np.ndarray, max_run: int = 20, share: float = 0.8) -> 
     zero = np.zeros((len(values), 1))
     csum = np.concatenate([zero, np.cumsum(np.where(present, values, 0.0), axis=1)], axis=1)
     blanks = np.concatenate([zero, np.cumsum(~present, axis=1)], axis=1)
-    col = cols[:, None]
-    target = np.where(lines, values, np.nan)[:, cols, None]
-    tol = unit[:, :, None] * (ks + 1) / 2
-    # Runs right of j (columns j+1 .. j+k) and left of it (j-k .. j-1) side by side, one pass for both;
-    # bounded by minimum and maximum, the same as np.clip on integers at half its cost on arrays this small
-    lo = np.concatenate([col + 1 + 0 * ks, col - ks], axis=1)  # (column, run length right then left)
-    hi = np.concatenate([col + 1 + ks, col + 0 * ks], axis=1)
-    fits = np.concatenate([col + 1 + ks <= n, col - ks >= 0], axis=1)
-    lo, hi = np.minimum(np.maximum(lo, 0), n), np.minimum(np.maximum(hi, 0), n)
+    # Only the runs that fit in the table, right of a column (j+1 .. j+k) and left of it (j-k .. j-1), as
+    # flat lists of (column, run length): about half the (column x run length x side) grid, whose runs
+    # past an edge could never count
+    col, k, lo, hi = _runs_within(cols, ks.ravel(), n)
+    target = np.where(lines, values, np.nan)[:, cols[col]]
+    tol = unit[:, col] * (k + 1) / 2
     sums = csum[:, hi] - csum[:, lo]
     whole = (blanks[:, hi] - blanks[:, lo]) == 0
-    hits = ((np.abs(sums - target) <= np.concatenate([tol, tol], axis=2)) & whole & fits[None]).sum(axis=0)
-    return cols[(hits >= share * n_lines[cols, None]).any(axis=1)].tolist()
+    hits = ((np.abs(sums - target) <= tol) & whole).sum(axis=0)
+    passed = np.zeros(len(cols), dtype=bool)
+    passed[col[hits >= share * n_lines[cols][col]]] = True
+    return cols[passed].tolist()
+
+
+def _runs_within(cols: np.ndarray, ks: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The runs of ``ks`` columns right and left of each of ``cols`` that lie within ``n`` columns: each
+    run's position in ``cols``, its length, and the first and past-the-last columns it sums."""
+    c = np.repeat(np.arange(len(cols)), len(ks))
+    k = np.tile(ks, len(cols))
+    j = cols[c]
+    right, left = j + k < n, j - k >= 0  # j+1 .. j+k, then j-k .. j-1
+    return (np.concatenate([c[right], c[left]]), np.concatenate([k[right], k[left]]),
+            np.concatenate([j[right] + 1, (j - k)[left]]), np.concatenate([(j + 1 + k)[right], j[left]]))
 
 
 def _last_digit(v: np.ndarray) -> np.ndarray:

@@ -24,6 +24,13 @@ EMPTY, NUMBER, MARKER, TEXT, MARK = 0, 1, 2, 3, 4  # MARK: a bare footnote mark 
 _FOOTNOTE_ONLY = re.compile(r"^(?:\\\d+|\[\w{1,3}\]|\(\d{1,2}\)|[\u00b9\u00b2\u00b3\u2070-\u2079]+)$")
 _MARK_FIRST = frozenset("\\[(\u00b9\u00b2\u00b3" + "".join(map(chr, range(0x2070, 0x207A))))  # _FOOTNOTE_ONLY starts
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)(?:\.0)?$")
+_YEAR_TEXTS = frozenset(f"{y}{tail}" for y in range(1800, 2100) for tail in ("", ".0"))  # _YEAR's ASCII matches
+# An ASCII text with a digit that holds three letters in a row, or a letter (not an exponent's e) before a
+# digit, parse_value reads as a label when it holds no backslash, "[" or "+/-": without those, the footnote
+# marks it strips at the ends never take a digit (nor the letters before one) and take at most two letters
+# after a space or one after a digit, so such letters stay in front of its number pattern, which admits
+# none, and no marker holds a digit. Labels with figures are common (titles, notes, "Rape1", "EU15").
+_WORDY = re.compile(r"[A-Za-z]{3}|[A-DF-Za-df-z].*?[0-9]", re.S)
 _ASCII_WORD = re.compile(r"[\x00-/:-\x7f]+")  # ASCII without a digit
 # values.PLAIN_NUMBER in ASCII digits: a number, plain or with grouping commas, that float() reads without them
 _ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
@@ -150,21 +157,25 @@ def _base_features(
     values: np.ndarray,
     numeric_cols: np.ndarray,
     n_numeric_cols: int,
+    per_line: np.ndarray,
 ) -> np.ndarray:
     """BASE_FEATURES of every line (zeros for blank lines, and for the run sums, which the caller fills).
 
-    Counts come from the kinds grid for all lines at once; only the word features loop over lines.
+    Counts come from the kinds grid for all lines at once (``per_line``: ``_kind_counts(kinds)``); only the
+    word features loop over lines.
     """
     n = len(rows)
     width = max(kinds.shape[1], 1)
     base = np.zeros((n, len(BASE_FEATURES)))
     nonempty = kinds != EMPTY
-    n_cells = nonempty.sum(axis=1)
+    n_cells = kinds.shape[1] - per_line[:, EMPTY]
     lines = np.flatnonzero(n_cells > 0)
     if len(lines) == 0:
         return base
     k = kinds[lines]
     n_cells = n_cells[lines]
+    counts = per_line[lines]
+    in_numeric_cols = _kind_counts(k[:, numeric_cols])
     safe = n_cells  # non-zero on non-blank lines
     first_col = nonempty[lines].argmax(axis=1)
     last_col = width - 1 - nonempty[lines][:, ::-1].argmax(axis=1)
@@ -182,24 +193,34 @@ def _base_features(
 
     block[:, _B["fill"]] = n_cells / width
     block[:, _B["n_cells_log"]] = np.log1p(n_cells)
-    block[:, _B["num_share"]] = (k == NUMBER).sum(axis=1) / safe
-    block[:, _B["marker_share"]] = (k == MARKER).sum(axis=1) / safe
-    block[:, _B["text_share"]] = (k == TEXT).sum(axis=1) / safe
-    block[:, _B["mark_share"]] = (k == MARK).sum(axis=1) / safe
+    block[:, _B["num_share"]] = counts[:, NUMBER] / safe
+    block[:, _B["marker_share"]] = counts[:, MARKER] / safe
+    block[:, _B["text_share"]] = counts[:, TEXT] / safe
+    block[:, _B["mark_share"]] = counts[:, MARK] / safe
     block[:, _B["starts_col0"]] = first_col == 0
     block[:, _B["single_cell"]] = n_cells == 1
     block[:, _B["first_is_text"]] = first_kind == TEXT
     block[:, _B["first_is_number"]] = first_kind == NUMBER
     block[:, _B["first_col_rel"]] = first_col / width
     block[:, _B["last_col_rel"]] = last_col / width
-    block[:, _B["text_in_numeric_cols"]] = ((k == TEXT) & numeric_cols).sum(axis=1) / n_numeric_cols
-    block[:, _B["numeric_cols_empty"]] = ((k == EMPTY) & numeric_cols).sum(axis=1) / n_numeric_cols
+    block[:, _B["text_in_numeric_cols"]] = in_numeric_cols[:, TEXT] / n_numeric_cols
+    block[:, _B["numeric_cols_empty"]] = in_numeric_cols[:, EMPTY] / n_numeric_cols
     block[:, _B["first_col_numeric_share"]] = (k[:, 0] == NUMBER) | (k[:, 0] == MARKER)
     base[lines] = block
     return base
 
 
 _DIGITS = frozenset(string.digits)
+_N_KINDS = 5
+
+
+def _kind_counts(kinds: np.ndarray) -> np.ndarray:
+    """How many cells of each kind every row of ``kinds`` holds: (rows, kinds) from one bincount, the same
+    integers as a ``(kinds == kind).sum(axis=1)`` per kind (two numpy calls per kind on a sheet's few
+    lines cost more)."""
+    rows = len(kinds)
+    at = (np.arange(rows) * _N_KINDS)[:, None] + kinds
+    return np.bincount(at.ravel(), minlength=rows * _N_KINDS).reshape(rows, _N_KINDS)
 
 
 def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarray, values: np.ndarray,
@@ -225,7 +246,11 @@ def _text_features(rows: list[list[str]], text: list[list[str]], kinds: np.ndarr
     with np.errstate(invalid="ignore"):
         maybe_year = ((v >= 1800) & (v < 2100) & (v == np.floor(v))).any(axis=1)
     for pos in np.flatnonzero(maybe_year).tolist():
-        out[pos, 0] = sum(1 for t in line_text[pos] if (len(t) == 4 or len(t) == 6) and t[0] in "12" and _YEAR.match(t))
+        row = line_text[pos]
+        out[pos, 0] = sum(map(_YEAR_TEXTS.__contains__, row))  # what _YEAR matches in ASCII
+        if not "".join(row).isascii():  # digits of other scripts, which \d reads too
+            out[pos, 0] += sum(1 for t in row if not t.isascii() and (len(t) == 4 or len(t) == 6) and t[0] in "12"
+                               and _YEAR.match(t))
     out[:, 1] = np.fromiter(map(len, firsts), float, len(firsts))
     # the text cells' lengths: their words less the spaces between them (text cells are never empty)
     n_text = text_cells.sum(axis=1)
@@ -300,76 +325,42 @@ def _loose_either(first: re.Pattern, second: re.Pattern) -> re.Pattern:
 
 
 _ASCII_LETTERS = string.ascii_letters.encode()
-_ASCII_CAPITALS = string.ascii_uppercase.encode()
-_BMP_CASE: list[np.ndarray] = []  # letters and capitals of the Basic Multilingual Plane, made on first use
-
-
-def _bmp_case() -> tuple[np.ndarray, np.ndarray]:
-    """Tables over the 65,536 BMP code points: 1 where ``str.isalpha``, and 1 where also ``str.isupper``."""
-    if not _BMP_CASE:
-        chars = [chr(c) for c in range(0x10000)]
-        letter = np.fromiter(map(str.isalpha, chars), dtype=bool, count=0x10000)
-        upper = np.fromiter(map(str.isupper, chars), dtype=bool, count=0x10000) & letter
-        _BMP_CASE.extend([letter.astype(np.intp), upper.astype(np.intp)])
-    return _BMP_CASE[0], _BMP_CASE[1]
-
-
-def _case_shares(picked: list[str], chars: np.ndarray, letter: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Share of capitals among the letters of each of the ``picked`` texts (0 without letters), whose
-    characters (as codes) are ``chars``: looked up in the tables and summed per text from cumulative counts."""
-    ends = np.cumsum(np.fromiter(map(len, picked), dtype=np.intp, count=len(picked)))
-    bounds = np.concatenate([[0], ends])
-    letters = np.concatenate([[0], np.cumsum(letter[chars])])[bounds]
-    capitals = np.concatenate([[0], np.cumsum(upper[chars])])[bounds]
-    n_letters = np.diff(letters)
-    return np.where(n_letters > 0, np.diff(capitals) / np.maximum(n_letters, 1), 0.0)
-
-
-def _ascii_case_share(text: str) -> float:
-    """``_upper_shares`` of one ASCII text: its letters and capitals counted by the bytes that deleting
-    them removes (``bytes.translate`` runs in C, without a numpy call per sheet of a few lines)."""
-    raw = text.encode("ascii")
-    letters = len(raw) - len(raw.translate(None, _ASCII_LETTERS))
-    return (len(raw) - len(raw.translate(None, _ASCII_CAPITALS))) / letters if letters else 0.0
-
-
 # ASCII capitals to "A", small letters to "a"; every other byte but the NUL that parts the texts deleted
 _LETTER_CASE = bytes.maketrans(_ASCII_LETTERS, b"a" * 26 + b"A" * 26)
 _NOT_LETTERS = bytes(c for c in range(1, 128) if c not in _ASCII_LETTERS)
+_ASCII_BUT_NUL = re.compile(r"[\x01-\x7f]+")
 
 
-def _ascii_case_shares(texts: list[str]) -> list[float]:
-    """``_ascii_case_share`` of each ASCII text: all of them translated at once, parted by NUL, then each
-    part's capitals counted (a text holding a NUL itself is counted alone)."""
-    blob = "\0".join(texts)
-    if blob.count("\0") >= len(texts):
-        return list(map(_ascii_case_share, texts))
-    parts = blob.encode("ascii").translate(_LETTER_CASE, _NOT_LETTERS).split(b"\0")
-    return [part.count(b"A") / len(part) if part else 0.0 for part in parts]
+def _case_share(text: str) -> float:
+    """Share of upper-case letters among the letters of a text (0 without letters), by ``str`` methods."""
+    letters = [c for c in text if c.isalpha()]
+    return sum(map(str.isupper, letters)) / len(letters) if letters else 0.0
 
 
 def _upper_shares(joined: list[str]) -> np.ndarray:
-    """Share of upper-case letters among the letters of each text (0 without letters).
+    """``_case_share`` of each text, counted in C rather than character by character in Python.
 
-    Texts are counted in C, not character by character in Python: ASCII texts (nearly all) as bytes; the
-    others as UTF-32 code points looked up in tables of the BMP; a text with a character beyond it (rare)
-    one by one.
+    All texts are joined, parted by NULs: their ASCII characters are translated at once as bytes (capitals
+    to "A", small letters to "a", the rest deleted), and the few others (accented letters, dashes) are
+    kept apart by deleting the ASCII ones, then read one by one. A text holding a NUL itself is counted
+    alone.
     """
-    out = np.zeros(len(joined))
-    ascii_texts = np.fromiter(map(str.isascii, joined), dtype=bool, count=len(joined))
-    if ascii_texts.any():
-        out[ascii_texts] = _ascii_case_shares(list(itertools.compress(joined, ascii_texts)))
-    others = np.flatnonzero(~ascii_texts)
-    if len(others):
-        picked = [joined[k] for k in others.tolist()]
-        chars = np.frombuffer("".join(picked).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        if (chars < 0x10000).all():
-            out[others] = _case_shares(picked, chars, *_bmp_case())
-        else:
-            for k, text in zip(others.tolist(), picked, strict=True):
-                letters = "".join(filter(str.isalpha, text))
-                out[k] = (sum(map(str.isupper, letters)) / len(letters)) if letters else 0.0
-    return out
+    blob = "\0".join(joined)
+    if blob.count("\0") >= len(joined):
+        return np.array(list(map(_case_share, joined)), dtype=float).reshape(len(joined))
+    ascii_parts = blob.encode("ascii", "ignore").translate(_LETTER_CASE, _NOT_LETTERS).split(b"\0")
+    shares = [part.count(b"A") / len(part) if part else 0.0 for part in ascii_parts]
+    if not blob.isascii():
+        for k in itertools.compress(range(len(joined)), map(_not_ascii, joined)):
+            others = [c for c in _ASCII_BUT_NUL.sub("", joined[k]) if c.isalpha()]
+            letters, capitals = len(ascii_parts[k]) + len(others), ascii_parts[k].count(b"A")
+            capitals += sum(map(str.isupper, others))
+            shares[k] = capitals / letters if letters else 0.0
+    return np.array(shares, dtype=float)
+
+
+def _not_ascii(text: str) -> bool:
+    return not text.isascii()
 
 
 def cell_kinds(
@@ -422,6 +413,8 @@ def _cell_kind(text: str, cells: SheetCells) -> tuple[int, float]:
         return MARK, np.nan
     if _ASCII_WORD.fullmatch(text):  # no digit: parse_value would find a marker or a label, nothing else
         return (TEXT if marker_status(text) is None else MARKER), np.nan
+    if text.isascii() and _WORDY.search(text) and "\\" not in text and "[" not in text and "+/-" not in text:
+        return TEXT, np.nan  # a label with a figure in it ("Table 12", "Rape1", "GROUP I (250,000 and over)")
     parsed = cells.parse(text)
     if parsed.status == "ok":
         return NUMBER, parsed.value
@@ -541,22 +534,23 @@ def sheet_features(
         cells = SheetCells.guess(rows) if decimal is None else SheetCells(rows, decimal)
     kinds, values = kinds_values if kinds_values is not None else cell_kinds(rows, cells.decimal, cells)
     width = max(kinds.shape[1], 1)
-    nonempty = kinds != EMPTY
-    n_cells = nonempty.sum(axis=1)
+    per_line = _kind_counts(kinds)
+    n_cells = kinds.shape[1] - per_line[:, EMPTY]
     blank = n_cells == 0
     safe = np.maximum(n_cells, 1)
-    num = (kinds == NUMBER).sum(axis=1)
+    num = per_line[:, NUMBER]
     numeric_line = (num >= 1) & (num / safe >= 0.5) & (n_cells >= 2)
 
     # Column types from the lines that look like data
     data_like = numeric_line
-    col_num = (kinds[data_like] == NUMBER).sum(axis=0) + (kinds[data_like] == MARKER).sum(axis=0)
-    col_text = (kinds[data_like] == TEXT).sum(axis=0)
+    per_col = _kind_counts(kinds[data_like].T)
+    col_num = per_col[:, NUMBER] + per_col[:, MARKER]
+    col_text = per_col[:, TEXT]
     numeric_cols = (col_num > col_text) & (col_num >= 1)
     n_numeric_cols = max(int(numeric_cols.sum()), 1)
 
     sum_below, sum_above = _sum_matches(values)
-    base = _base_features(rows, cells.text, kinds, values, numeric_cols, n_numeric_cols)
+    base = _base_features(rows, cells.text, kinds, values, numeric_cols, n_numeric_cols, per_line)
     base[:, _B["sum_below"]] = np.where(blank, 0.0, sum_below)
     base[:, _B["sum_above"]] = np.where(blank, 0.0, sum_above)
 
