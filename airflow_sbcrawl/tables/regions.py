@@ -497,15 +497,18 @@ def _titles_over_header(classes: list[str], text: list[list[str]], kinds: np.nda
     head = _header_run(classes, first, last)
     if head is None or head[0] != first:
         return first
+    lines = [i for i in range(head[0], head[1] + 1) if classes[i] == "header"]
+
+    def distinct(i: int) -> set[str]:
+        return {text[i][j].strip() for j in np.flatnonzero(kinds[i] != EMPTY).tolist()}
+
+    if len(lines) < 2 or len(distinct(lines[0])) != 1:
+        return first  # (most tables: the body's columns below are not needed)
     body = [i for i in range(head[1] + 1, last + 1) if classes[i] in _BODY_CLASSES]
     if not body:
         return first
     used = (kinds[body] != EMPTY).any(axis=0)
     c0, c1 = int(used.argmax()), len(used) - 1 - int(used[::-1].argmax())  # the body's columns
-    lines = [i for i in range(head[0], head[1] + 1) if classes[i] == "header"]
-
-    def distinct(i: int) -> set[str]:
-        return {text[i][j].strip() for j in np.flatnonzero(kinds[i] != EMPTY).tolist()}
 
     def title(i: int) -> bool:
         cells = np.flatnonzero(kinds[i] != EMPTY)
