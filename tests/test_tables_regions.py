@@ -226,6 +226,33 @@ def test_rule_headers_give_a_title_back_and_read_section_lines_inside_a_body():
     assert classes == ["header", "data", "group", "data", "header", "data"]
 
 
+def test_rule_headers_leave_a_title_over_merged_cells_and_a_unit_over_the_last_column_out_of_the_header():
+    from airflow_sbcrawl.tables.regions import rule_headers
+
+    # a company's name copied into every cell of a merged title, over "Date | Open | ..."; the role model
+    # read it as the header's first line
+    text = [["CSII - Inc.", "CSII - Inc.", "CSII - Inc."], ["Date", "Open", "Close"], ["2014-03-10", "34.8", "33.85"],
+            ["2014-03-07", "34.52", "34.2"]]
+    found, classes = rule_headers([(0, 0, 3, 3)], ["header", "header", "data", "data"],
+                                  ["metadata", "header", "data", "data"], text, _kinds(text))
+    assert found == [(0, 1, 3, 3)] and classes[:2] == ["metadata", "header"]
+    # a unit alone over the last column of a table three columns wide, above a header line naming the columns
+    text = [["", "", "£ million"], ["Region", "2019", "2020"], ["North", "1", "2"], ["South", "3", "4"]]
+    found, classes = rule_headers([(0, 0, 3, 3)], ["header", "header", "data", "data"],
+                                  ["header", "header", "data", "data"], text, _kinds(text))
+    assert found == [(0, 1, 3, 3)] and classes[:2] == ["metadata", "header"]
+    # the same line over the one value column of a two-column table names that column: it stays a header;
+    # so does a year copied over the columns it spans, and a spanning header under which nothing names
+    # two columns
+    for text in ([["", "Population"], ["Area", "2020"], ["North", "1"], ["South", "3"]],
+                 [["", "1993", "1993"], ["Area", "Men", "Women"], ["North", "1", "2"], ["South", "3", "4"]],
+                 [["Persons", "Persons", "Persons"], ["Total", "Total", "Total"], ["North", "1", "2"],
+                  ["South", "3", "4"]]):
+        found, classes = rule_headers([(0, 0, 3, 3)], ["header", "header", "data", "data"],
+                                      ["header", "header", "data", "data"], text, _kinds(text))
+        assert found == [(0, 0, 3, 3)] and classes[:2] == ["header", "header"], text
+
+
 def test_the_package_ships_a_region_model_and_detection_uses_it_by_default():
     from airflow_sbcrawl.tables.regions import default_region_model
 

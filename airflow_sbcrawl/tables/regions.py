@@ -307,6 +307,7 @@ def rule_headers(tables: list[tuple[int, int, int, int]], classes: list[str], ru
                 first = a
         first = _spaced_header(out, text, kinds, figures, max(top, limit), first, last)
         first = _distinguishing_header(out, text, kinds, limit, first, last)
+        first = _titles_over_header(out, text, kinds, first, last)
         top = min(top, first)
         # lines under the body that the rules read as notes (a source, a page footer) which the start
         # model kept in the table are its notes, from the first of them the learned path reads as no body
@@ -483,6 +484,51 @@ def _distinguishing_header(classes: list[str], text: list[list[str]], kinds: np.
                 headers, pending, known, first = pending + headers, [], n, i
         i -= 1
     return first
+
+def _titles_over_header(classes: list[str], text: list[list[str]], kinds: np.ndarray, first: int,
+                        last: int) -> int:
+    """The table's first line once the header lines on top of its header block that name no column are
+    its titles: one text alone, either copied into every cell of the table's width (a title over merged
+    cells: "CSII - Cardiovascular Systems, Inc." over "Date | Open | High ...") or in the table's last
+    column only, the table being three columns wide or more (a unit: "thousands", "Percentage of
+    households" over the last column of a wider header line). A header line under them must name two
+    columns or more, else they are the header. Texts without a letter (a year spanning its columns, a
+    rule "- | - | -") name columns or draw lines, and stay. ``classes`` is changed in place."""
+    head = _header_run(classes, first, last)
+    if head is None or head[0] != first:
+        return first
+    lines = [i for i in range(head[0], head[1] + 1) if classes[i] == "header"]
+
+    def distinct(i: int) -> set[str]:
+        return {text[i][j].strip() for j in np.flatnonzero(kinds[i] != EMPTY).tolist()}
+
+    if len(lines) < 2 or len(distinct(lines[0])) != 1:
+        return first  # (most tables: the body's columns below are not needed)
+    body = [i for i in range(head[1] + 1, last + 1) if classes[i] in _BODY_CLASSES]
+    if not body:
+        return first
+    used = (kinds[body] != EMPTY).any(axis=0)
+    c0, c1 = int(used.argmax()), len(used) - 1 - int(used[::-1].argmax())  # the body's columns
+
+    def title(i: int) -> bool:
+        cells = np.flatnonzero(kinds[i] != EMPTY)
+        texts = distinct(i)
+        if len(texts) != 1 or not any(ch.isalpha() for ch in next(iter(texts))):
+            return False
+        if len(cells) >= 2:  # copied into each merged cell, over the whole width
+            return cells[0] <= c0 + 1 and cells[-1] >= c1 and cells[-1] - cells[0] + 1 == len(cells)
+        return int(cells[0]) == c1 and c1 - c0 >= 2
+
+    k = 0
+    while k < len(lines) - 1 and title(lines[k]):
+        k += 1
+    if k == 0 or not any(len(distinct(i)) >= 2 for i in lines[k:]):
+        return first
+    for i in range(first, lines[k]):
+        if classes[i] != "empty":
+            classes[i] = "metadata"
+    return lines[k]
+
 
 def _rule_titles(tables: list[tuple[int, int, int, int]], classes: list[str],
                  rule_classes: list[str]) -> list[tuple[int, int, int, int]]:
