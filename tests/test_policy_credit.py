@@ -534,13 +534,15 @@ def test_hubs_reached_around_get_their_bonus_back_in_a_drought(seed):
     assert _crawl_goal_platform(chained=True, seed=seed, dryness=0.0)[0] <= 3
 
 
-def test_a_droughts_dryness_rises_from_the_last_target_to_a_rate_window():
+def test_a_droughts_dryness_rises_from_half_a_rate_window_to_a_whole_one():
     stop = DroughtStop(min_pages=50, expected=30)
-    stop.update(10, 0)
-    assert stop.dryness() == pytest.approx(10 / 50)  # no rate yet: min_pages
+    stop.update(40, 0)
+    assert stop.dryness() == pytest.approx(0.6)  # no rate yet: in min_pages
     stop.update(100, 50)  # 0.5 targets a page: a rate window of 60 pages
     assert stop.dryness() == 0.0
-    stop.update(130, 50, promising=True)  # promising pages renew a drought for the stop, not for this
+    stop.update(130, 50, promising=True)  # half a window: the gaps between targets of a crawl finding them
+    assert stop.dryness() == 0.0
+    stop.update(145, 50, promising=True)  # promising pages renew a drought for the stop, not for this
     assert stop.dryness() == pytest.approx(0.5)
     stop.update(160, 50)
     assert stop.dryness() == 1.0
@@ -555,9 +557,9 @@ def test_a_droughts_dryness_rises_from_the_last_target_to_a_rate_window():
 def test_the_scheduler_tells_the_policy_how_deep_the_drought_is():
     policy = CreditedBanditPolicy(_config(), np.random.default_rng(0))
     scheduler = Scheduler(policy, DroughtStop(min_pages=50, expected=30), early_stopping=True, es_expected=30.0)
-    scheduler.page_done(10, 0)
-    assert policy._dryness == pytest.approx(0.2)
-    scheduler.page_done(11, 1)
+    scheduler.page_done(40, 0)
+    assert policy._dryness == pytest.approx(0.6)
+    scheduler.page_done(41, 1)
     assert policy._dryness == 0.0
 
 
