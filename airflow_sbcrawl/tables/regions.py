@@ -485,6 +485,7 @@ def _distinguishing_header(classes: list[str], text: list[list[str]], kinds: np.
         i -= 1
     return first
 
+
 def _titles_over_header(classes: list[str], text: list[list[str]], kinds: np.ndarray, first: int,
                         last: int) -> int:
     """The table's first line once the header lines on top of its header block that name no column are
